@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * refmodel.h - extent-map reference model of Linux 6.1 file semantics.
+ *
+ * One struct rm_file models one regular file on ext4 or XFS as Linux 6.1
+ * ships them: its size, its bytes, and the state of every logical block
+ * (hole, unwritten, written).  Every operation returns what the kernel
+ * returns: a count or 0 on success, a negative errno on failure, checked
+ * in the same order as the kernel checks it (the implementation cites the
+ * kernel function each rule comes from).  A failed operation changes
+ * nothing.
+ *
+ * Where a correct file system has latitude (XFS speculative preallocation,
+ * delayed allocation, ext4's zero-out of small unwritten extents, what a
+ * partial-block punch or zero leaves allocated) the model keeps, per block,
+ * the set of FIEMAP states a correct kernel may report: the "may" mask of
+ * struct rm_run.  The state it reports itself ("state") is always in that
+ * set.  Data is never latitude: bytes, size and errno are exact.
+ *
+ * Cost: the map is a piece table in an augmented balanced tree keyed by
+ * implicit byte offset, so insert, collapse, punch, zero, write and read
+ * cost O(log n + k) for n extents and k extents touched.  Stored bytes
+ * never move on insert or collapse.  There is no global mutable state:
+ * files are independent and a file may be used by one thread at a time
+ * (callers serialise, as the kernel's inode lock does).
+ */
+#ifndef RANGESHIFT_REFMODEL_H
+#define RANGESHIFT_REFMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* fallocate(2) mode bits, as in <linux/falloc.h> (kept here so the model
+ * does not depend on the build host's headers). */
+#define RM_FALLOC_FL_KEEP_SIZE		0x01
+#define RM_FALLOC_FL_PUNCH_HOLE		0x02
+#define RM_FALLOC_FL_NO_HIDE_STALE	0x04
+#define RM_FALLOC_FL_COLLAPSE_RANGE	0x08
+#define RM_FALLOC_FL_ZERO_RANGE		0x10
+#define RM_FALLOC_FL_INSERT_RANGE	0x20
+#define RM_FALLOC_FL_UNSHARE_RANGE	0x40
+
+/* lseek(2) whence values the model answers (same numbers as Linux). */
+#define RM_SEEK_SET	0
+#define RM_SEEK_CUR	1
+#define RM_SEEK_END	2
+#define RM_SEEK_DATA	3
+#define RM_SEEK_HOLE	4
+
+enum rm_profile {
+	RM_PROFILE_EXT4 = 0,	/* ext4, extents, 4.x+ defaults */
+	RM_PROFILE_XFS = 1,	/* XFS v5, no reflink, no rtdev */
+	RM_PROFILE_BYTES = 2,	/* extension: byte-granular insert/collapse/punch/zero */
+};
+
+/* Block states, as bits so that a set of allowed states is a mask. */
+#define RM_HOLE		0x1u	/* no block: FIEMAP shows nothing */
+#define RM_UNWRITTEN	0x2u	/* allocated, reads as zeros: FIEMAP_EXTENT_UNWRITTEN */
+#define RM_DATA		0x4u	/* allocated and written (or delalloc): a plain extent */
+#define RM_ANY		(RM_HOLE | RM_UNWRITTEN | RM_DATA)
+
+struct rm_opts {
+	enum rm_profile profile;
+	uint32_t blocksize;	/* power of two, 512..65536; 0 means 4096 */
+	int64_t maxbytes;	/* s_maxbytes; 0 means the profile's own */
+};
+
+struct rm_file;
+
+/* One run of blocks (bytes, in the bytes profile) with one state and one
+ * may-mask.  Runs returned by rm_walk() are maximal: two adjacent runs never
+ * have both the same state and the same may-mask. */
+struct rm_run {
+	int64_t off;		/* byte offset, block aligned except in bytes profile */
+	int64_t len;		/* bytes */
+	unsigned state;		/* exactly one of RM_HOLE, RM_UNWRITTEN, RM_DATA */
+	unsigned may;		/* states a correct kernel may report; includes state */
+};
+
+/* One FIEMAP extent, as struct fiemap_extent reports it (no physical
+ * address: the model has no disk). */
+#define RM_FIEMAP_LAST		0x0001u	/* FIEMAP_EXTENT_LAST */
+#define RM_FIEMAP_UNWRITTEN	0x0800u	/* FIEMAP_EXTENT_UNWRITTEN */
+struct rm_extent {
+	int64_t logical;	/* bytes */
+	int64_t length;		/* bytes */
+	uint32_t flags;		/* RM_FIEMAP_* */
+};
+
+struct rm_stats {
+	int64_t size;		/* i_size */
+	int64_t alloc_bytes;	/* bytes in allocated blocks (for st_blocks) */
+	int64_t data_bytes;	/* bytes held in stored buffers (memory use) */
+	size_t nodes;		/* tree nodes (extents of the piece table) */
+	int depth;		/* tree height */
+	uint64_t fsyncs;	/* fsync calls recorded */
+	uint64_t ops;		/* operations applied (successful or not) */
+};
+
+/* Create an empty file.  -EINVAL for a bad block size or profile,
+ * -ENOMEM on allocation failure.  *out untouched on error. */
+int rm_file_new(const struct rm_opts *opts, struct rm_file **out);
+void rm_file_free(struct rm_file *f);
+/* Deep copy (shares immutable data buffers by reference count). */
+int rm_file_clone(const struct rm_file *f, struct rm_file **out);
+
+int64_t rm_size(const struct rm_file *f);
+uint32_t rm_blocksize(const struct rm_file *f);
+enum rm_profile rm_profile_of(const struct rm_file *f);
+int64_t rm_maxbytes(const struct rm_file *f);
+/* Default s_maxbytes of a profile at a block size (ext4_max_size() for ext4,
+ * MAX_LFS_FILESIZE for XFS and bytes). */
+int64_t rm_profile_maxbytes(enum rm_profile p, uint32_t blocksize);
+/* "ext4" / "xfs" / "bytes" <-> enum; parse returns -EINVAL if unknown. */
+const char *rm_profile_name(enum rm_profile p);
+int rm_profile_parse(const char *name, enum rm_profile *out);
+
+/* pwrite(2): bytes written, or -errno.  Short write when off+len passes
+ * s_maxbytes (generic_write_checks_count), -EFBIG when off >= s_maxbytes,
+ * -EINVAL for off < 0 (ksys_pwrite64). */
+ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off);
+/* pread(2): bytes read (short at EOF, 0 past it), or -errno. */
+ssize_t rm_pread(const struct rm_file *f, void *buf, size_t len, int64_t off);
+/* ftruncate(2). */
+int rm_truncate(struct rm_file *f, int64_t size);
+/* fsync(2): recorded, no data effect. */
+int rm_fsync(struct rm_file *f);
+/* fallocate(2) with any mode, validated in vfs_fallocate()'s order, then as
+ * the profile's file system validates it (ext4_fallocate(), xfs_file_fallocate()). */
+int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len);
+/* lseek(2) SEEK_DATA / SEEK_HOLE: the offset, or -ENXIO (off < 0 or off >=
+ * size), -EINVAL for another whence.  The answer is the one a file system
+ * with a cold page cache gives: unwritten blocks count as holes. */
+int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence);
+/* Is `result` (an offset or a negative errno) a legitimate answer of a
+ * correct kernel to lseek(off, whence)?  Unwritten blocks may count as data
+ * when their pages are cached (mapping_seek_hole_data()), and may-masks
+ * apply.  Returns 1 yes, 0 no. */
+int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result);
+
+/* FIEMAP of [start, start+len): fills up to max extents (allocated extents
+ * only, adjacent extents of one state merged, extents past EOF included,
+ * RM_FIEMAP_LAST on the file's last extent) and returns the number of
+ * extents that exist in the range (which may exceed max, as
+ * fm_mapped_extents does with fm_extent_count 0), or -errno. */
+int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
+		  struct rm_extent *ext, size_t max);
+
+/* Walk the full map of [start, end), holes included, block by block runs
+ * with may-masks, calling fn for each maximal run.  end may exceed the size
+ * (blocks past EOF are reported too).  Stops and returns fn's value if fn
+ * returns nonzero; returns 0 otherwise, or -errno for a bad range. */
+typedef int (*rm_run_fn)(void *ctx, const struct rm_run *run);
+int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
+	    rm_run_fn fn, void *ctx);
+/* End of the last allocated or may-allocated block (>= size when blocks
+ * past EOF exist).  Useful as the `end` of a whole-file walk. */
+int64_t rm_map_end(const struct rm_file *f);
+
+/* XXH3-64 of the bytes in [off, off+len) clipped to the size (whole file:
+ * rm_hash(f, 0, INT64_MAX)).  Zero runs are streamed, never allocated. */
+uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len);
+
+void rm_stats(const struct rm_file *f, struct rm_stats *st);
+
+/* Integrity check of every invariant: tree order, balance and
+ * augmentation, no overlap or gap, profile alignment of allocation
+ * boundaries, buffer reference counts, size and stats consistent.
+ * Returns 0, or -EUCLEAN and writes a description into msg (if non-NULL). */
+int rm_check(const struct rm_file *f, char *msg, size_t msglen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RANGESHIFT_REFMODEL_H */
