@@ -8,7 +8,9 @@
  * returns: a count or 0 on success, a negative errno on failure, checked
  * in the same order as the kernel checks it (the implementation cites the
  * kernel function each rule comes from).  A failed operation changes
- * nothing.
+ * nothing, except where the kernel itself changes something before failing
+ * (ext4 insert range whose shift would pass EXT_MAX_BLOCKS: -EINVAL with
+ * i_size already grown by len, as ext4_insert_range() leaves it).
  *
  * Where a correct file system has latitude (XFS speculative preallocation,
  * delayed allocation, ext4's zero-out of small unwritten extents, what a
@@ -16,10 +18,18 @@
  * the set of FIEMAP states a correct kernel may report: the "may" mask of
  * struct rm_run.  The state it reports itself ("state") is always in that
  * set.  Data is never latitude: bytes, size and errno are exact.
+ * "state" is what FIEMAP shows after write-back (FIEMAP_FLAG_SYNC, or
+ * fsync first): a block written by pwrite is exactly RM_DATA.  A block
+ * opened by insert range, freed by a full-block punch, truncate or
+ * collapse is exactly RM_HOLE.  The may-mask rules (M1 XFS speculative
+ * preallocation, M3 ext4 zero-out around converted unwritten blocks, M4
+ * ext4 zeroed-and-dirtied partial unwritten blocks) are listed with their
+ * kernel functions at the top of src/ops.c.
  *
- * Cost: the map is a piece table in an augmented balanced tree keyed by
- * implicit byte offset, so insert, collapse, punch, zero, write and read
- * cost O(log n + k) for n extents and k extents touched.  Stored bytes
+ * Cost: the map is a piece table in an augmented balanced tree (a treap,
+ * see src/internal.h) keyed by implicit byte offset, so insert, collapse,
+ * punch, zero, write and read cost O(log n + k) expected for n extents and
+ * k extents touched.  Stored bytes
  * never move on insert or collapse.  There is no global mutable state:
  * files are independent and a file may be used by one thread at a time
  * (callers serialise, as the kernel's inode lock does).
@@ -128,14 +138,17 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off);
 ssize_t rm_pread(const struct rm_file *f, void *buf, size_t len, int64_t off);
 /* ftruncate(2). */
 int rm_truncate(struct rm_file *f, int64_t size);
-/* fsync(2): recorded, no data effect. */
+/* fsync(2): recorded, no data effect.  It ends the write-back latitude of
+ * blocks holding dirty data over unwritten extents inside EOF (they become
+ * exactly RM_DATA); O(extents). */
 int rm_fsync(struct rm_file *f);
 /* fallocate(2) with any mode, validated in vfs_fallocate()'s order, then as
  * the profile's file system validates it (ext4_fallocate(), xfs_file_fallocate()). */
 int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len);
 /* lseek(2) SEEK_DATA / SEEK_HOLE: the offset, or -ENXIO (off < 0 or off >=
  * size), -EINVAL for another whence.  The answer is the one a file system
- * with a cold page cache gives: unwritten blocks count as holes. */
+ * with a cold page cache gives: unwritten blocks count as holes, except
+ * unwritten blocks holding not yet written-back data, which are data. */
 int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence);
 /* Is `result` (an offset or a negative errno) a legitimate answer of a
  * correct kernel to lseek(off, whence)?  Unwritten blocks may count as data
@@ -143,11 +156,14 @@ int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence);
  * apply.  Returns 1 yes, 0 no. */
 int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result);
 
-/* FIEMAP of [start, start+len): fills up to max extents (allocated extents
- * only, adjacent extents of one state merged, extents past EOF included,
- * RM_FIEMAP_LAST on the file's last extent) and returns the number of
- * extents that exist in the range (which may exceed max, as
- * fm_mapped_extents does with fm_extent_count 0), or -errno. */
+/* FIEMAP of [start, start+len) rounded out to blocks: fills up to max
+ * extents (allocated extents only, adjacent extents of one state merged,
+ * extents past EOF included, clipped to the range, RM_FIEMAP_LAST on the
+ * last extent of the range as iomap_fiemap() sets it, i.e. the file's last
+ * extent for a whole-file query) and returns the number of extents that
+ * exist in the range (which may exceed max, as fm_mapped_extents does with
+ * fm_extent_count 0), or -errno: -EINVAL for start < 0 or len <= 0, -EFBIG
+ * for start >= s_maxbytes (fiemap_prep()).  ext may be NULL when max is 0. */
 int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 		  struct rm_extent *ext, size_t max);
 
@@ -163,7 +179,9 @@ int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
 int64_t rm_map_end(const struct rm_file *f);
 
 /* XXH3-64 of the bytes in [off, off+len) clipped to the size (whole file:
- * rm_hash(f, 0, INT64_MAX)).  Zero runs are streamed, never allocated. */
+ * rm_hash(f, 0, INT64_MAX)).  Zero runs are streamed from a small static
+ * buffer, never allocated; the cost is O(bytes hashed), so hash sub-ranges
+ * of files near s_maxbytes. */
 uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len);
 
 void rm_stats(const struct rm_file *f, struct rm_stats *st);

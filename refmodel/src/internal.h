@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - private types of librefmodel: the piece table (segments),
+ * its treap, and the range-operation machinery shared by tree.c and ops.c.
+ *
+ * Why a treap: split/merge by implicit byte offset gives insert range
+ * (split + one HOLE node + merge) and collapse range (two splits + drop)
+ * directly, with O(log n) expected depth and none of the rebalancing case
+ * analysis of an AVL/RB rope.  Priorities come from a per-file xorshift
+ * generator seeded at creation, so the shape is deterministic and there is
+ * no global state; the recursion in split/merge is bounded by the treap
+ * depth, which is O(log n) with overwhelming probability because the
+ * priorities never depend on the input.
+ */
+#ifndef RANGESHIFT_REFMODEL_INTERNAL_H
+#define RANGESHIFT_REFMODEL_INTERNAL_H
+
+#include "refmodel.h"
+#include <stdbool.h>
+
+/* Segment kinds.  HOLE and UNWRITTEN read as zeros and hold no buffer;
+ * ZERO is written-allocated content known to be zero (no buffer); DATA
+ * points into an immutable refcounted buffer. */
+enum seg_kind { K_HOLE = 0, K_UNWRITTEN = 1, K_ZERO = 2, K_DATA = 3 };
+
+/* Internal may bit (never reported by rm_walk): the block holds dirty page
+ * cache data over an unwritten extent, so FIEMAP may still say UNWRITTEN
+ * until write-back converts it (ext4_end_io / xfs_end_ioend()); rm_fsync()
+ * resolves it. */
+#define MAY_PENDING 0x8u
+
+struct rm_buf {
+	size_t refs;
+	size_t len;
+	unsigned char data[];
+};
+
+struct seg {
+	int64_t len;
+	struct rm_buf *buf;	/* K_DATA only */
+	uint32_t boff;		/* K_DATA only: offset into buf (buffers are
+				 * at most MAX_RW_COUNT < 2^31 bytes) */
+	uint8_t kind;
+	uint8_t may;		/* RM_* mask; always includes the kind's state */
+};
+
+/* 64 bytes, allocated 64-byte aligned from per-file slabs: one cache line
+ * per node visited on a descent. */
+struct node {
+	struct node *l, *r;
+	/* augmentation over the subtree */
+	int64_t sum_len;	/* bytes */
+	int64_t sum_alloc;	/* bytes in UNWRITTEN/ZERO/DATA */
+	struct seg s;
+	uint32_t prio;
+	uint32_t cnt;		/* nodes */
+};
+
+struct segvec {
+	struct seg *v;
+	size_t n, cap;
+};
+
+struct rm_file {
+	enum rm_profile profile;
+	int64_t bs;		/* block size */
+	int64_t ab;		/* allocation unit for boundaries: bs, or 1 in bytes */
+	int64_t maxbytes;
+	int64_t size;
+	struct node *root;
+	uint64_t rng;		/* treap priority generator state */
+	struct node *freelist;
+	size_t nfree;
+	void *slabs;		/* list of node slabs (first line: next pointer) */
+	struct segvec vec;	/* scratch for range operations */
+	struct node **stk;	/* scratch for building trees */
+	size_t stkcap;
+	uint64_t fsyncs, ops;
+	bool pending;		/* some segment may carry MAY_PENDING */
+};
+
+/* A range operation in progress: the tree is split into L | [a,b) | R and
+ * the middle is flattened into f->vec (covering [base, max(b, end of the
+ * node at b)): the range plus its neighbour nodes). */
+struct rop {
+	struct node *L, *R;
+	int64_t a, b;		/* the range asked for */
+	int64_t base;		/* start of f->vec (a, or the start of the node before a) */
+};
+
+static inline unsigned kind_state(unsigned k)
+{
+	return k == K_HOLE ? RM_HOLE : k == K_UNWRITTEN ? RM_UNWRITTEN : RM_DATA;
+}
+static inline bool seg_pure_hole(const struct seg *s)
+{
+	return s->kind == K_HOLE && s->may == RM_HOLE;
+}
+static inline int64_t rdown(int64_t x, int64_t a) { return x - (x % a); }
+static inline int64_t rup(int64_t x, int64_t a)
+{
+	int64_t r = x % a;
+	/* the block holding INT64_MAX ends at 2^63: saturate at INT64_MAX (the
+	 * only place an allocation boundary may be unaligned) */
+	return r ? (x > INT64_MAX - (a - r) ? INT64_MAX : x + (a - r)) : x;
+}
+
+/* tree.c */
+void buf_put(struct rm_buf *b);
+int64_t tree_len(const struct node *t);
+void tree_free(struct rm_file *f, struct node *t);
+int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x);
+void rop_close(struct rm_file *f, struct rop *x);
+/* vec helpers: positions are absolute byte offsets; x->a is the vec base */
+size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos);
+void v_drop_seg(struct seg *s);
+struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *segstart);
+int64_t tree_alloc_from(const struct node *t, int64_t off);
+int tree_clone(struct rm_file *dst, const struct node *t, struct node **out);
+void slabs_free(struct rm_file *f);
+
+/* In-order iterator from an offset (read-only paths). */
+struct it {
+	const struct node **stk;
+	size_t n, cap;
+	const struct node *small[96];
+	const struct node *cur;
+	int64_t cur_start;
+	bool heap;
+};
+void it_init(struct it *it, const struct node *root, int64_t off);
+bool it_valid(const struct it *it);
+void it_next(struct it *it);
+void it_done(struct it *it);
+
+#endif

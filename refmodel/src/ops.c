@@ -1,0 +1,1225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops.c - Linux 6.1 semantics of librefmodel: every file operation with its
+ * errno checks in kernel order, and the may-mask rules (where a correct
+ * ext4 or XFS may report other FIEMAP states than the model's own).
+ * Each rule cites the 6.1 function it comes from (tree mechanics: tree.c).
+ *
+ * Conventions.  "Block" is the file system block (f->bs); allocation-state
+ * boundaries are block aligned in the ext4/xfs profiles and byte aligned in
+ * the bytes profile (f->ab is the unit).  Content past i_size is always
+ * zero (truncate zeroes the tail of the last block, writes past EOF leave
+ * zeros), so operations that move or expose post-EOF blocks expose zeros.
+ * State (what a file system with no latitude reports, after FIEMAP_FLAG_SYNC)
+ * is exact; `may` widens it only where the kernel code has latitude:
+ *
+ *  M1 xfs: extending buffered write leaves speculative preallocation past
+ *     the new EOF: hole blocks in [ru(end), spec_end) may be anything
+ *     (xfs_buffered_write_iomap_begin() with eof && offset+count > isize,
+ *     sized by xfs_iomap_prealloc_size()).  They keep that latitude when
+ *     truncate-up or a later write brings them inside EOF (xfs_setattr_size()
+ *     and xfs_file_write_checks() only zero them through iomap_zero_range()).
+ *  (no M2: xfs_free_eofblocks() frees only delalloc past EOF on inodes
+ *     with XFS_DIFLAG_PREALLOC, which xfs_alloc_file_space() sets, so
+ *     KEEP_SIZE blocks past EOF are never dropped; real post-EOF blocks of
+ *     other inodes come only from M1 preallocation, already RM_ANY)
+ *  M3 ext4: converting unwritten blocks (a write touching them, or the
+ *     write-back of an M4 block) may zero out unwritten blocks of the same
+ *     contiguous unwritten run within max_zeroout (s_extent_max_zeroout_kb
+ *     = 32 KiB) on either side: ext4_ext_convert_to_initialized() ->
+ *     ext4_ext_zeroout() (the path without dioread_nolock, and always for
+ *     block size < PAGE_SIZE).  State UNWRITTEN, may gains DATA.
+ *  M4 ext4: a partial-block zeroing of an unwritten block (punch and zero
+ *     range edges via ext4_zero_partial_blocks(), the truncate tail via
+ *     ext4_block_truncate_page()) maps the unwritten buffer
+ *     (_ext4_get_block()), zeroes and dirties it in
+ *     __ext4_block_zero_page_range(), so write-back may convert it to
+ *     written: UNWRITTEN|DATA.  (XFS: iomap_zero_iter() skips unwritten.)
+ *  M5 both: a buffered write over an unwritten block leaves the extent
+ *     unwritten until write-back (ext4_da_map_blocks() maps it unwritten;
+ *     xfs_buffered_write_iomap_begin() returns IOMAP_UNWRITTEN; conversion
+ *     in ext4_end_io / xfs_end_ioend()): state DATA, may DATA|UNWRITTEN,
+ *     marked MAY_PENDING; M4 blocks are pending too.  rm_fsync() settles
+ *     pending blocks inside EOF to exactly DATA.  For lseek a pending block
+ *     is data (its dirty page cannot be evicted before write-back).
+ *  Never latitude: written blocks are always allocated (DATA, or UNWRITTEN
+ *  only while M5-pending); blocks freed by a full-block punch, truncate,
+ *  collapse, or opened by insert are exactly HOLE; bytes, size and errno
+ *  are exact.  Content is never latitude.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: no allocation */
+#include <xxhash.h>
+
+#define MAX_RW_COUNT ((int64_t)(0x7fffffff & ~4095))	/* INT_MAX & PAGE_MASK */
+#define PAGE_SZ 4096
+#define XFS_ALLOCSIZE 65536	/* default m_allocsize_blocks * blocksize */
+
+/* ---------- small helpers ---------- */
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+static int64_t RD(const struct rm_file *f, int64_t x) { return rdown(x, f->ab); }
+static int64_t RU(const struct rm_file *f, int64_t x) { return rup(x, f->ab); }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Replace [s, e) of the open range by one segment. */
+static void set_range(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
+		      unsigned kind, unsigned may, struct rm_buf *buf, int64_t boff)
+{
+	s = max64(s, x->a);
+	e = min64(e, x->b);
+	if (s >= e)
+		return;
+	size_t i = v_cut(f, x, s);
+	size_t j = v_cut(f, x, e);
+	struct segvec *v = &f->vec;
+	for (size_t k = i; k < j; k++)
+		v_drop_seg(&v->v[k]);
+	struct seg n = { .len = e - s, .kind = (uint8_t)kind, .may = (uint8_t)may };
+	if (kind == K_DATA) {
+		n.buf = buf;
+		n.boff = (uint32_t)boff;
+		buf->refs++;
+	}
+	v->v[i] = n;
+	memmove(v->v + i + 1, v->v + j, (v->n - j) * sizeof(*v->v));
+	v->n -= j - i - 1;
+}
+
+/* Remove [s, e) from the vector (collapse). */
+static void v_remove(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
+{
+	size_t i = v_cut(f, x, s);
+	size_t j = v_cut(f, x, e);
+	struct segvec *v = &f->vec;
+	for (size_t k = i; k < j; k++)
+		v_drop_seg(&v->v[k]);
+	memmove(v->v + i, v->v + j, (v->n - j) * sizeof(*v->v));
+	v->n -= j - i;
+}
+
+/* Overwrite [s, e) with bytes of buf (buf offset 0 at s), keeping each
+ * segment's may-mask. */
+static void v_write_data(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
+			 struct rm_buf *buf)
+{
+	size_t i = v_cut(f, x, s);
+	size_t j = v_cut(f, x, e);
+	int64_t p = s;
+	for (size_t k = i; k < j; k++) {
+		struct seg *g = &f->vec.v[k];
+		v_drop_seg(g);
+		g->kind = K_DATA;
+		g->buf = buf;
+		g->boff = (uint32_t)(p - s);
+		buf->refs++;
+		p += g->len;
+	}
+}
+
+typedef void (*seg_fn)(struct seg *s, unsigned arg);
+
+static void for_range(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
+		      seg_fn fn, unsigned arg)
+{
+	s = max64(s, x->a);
+	e = min64(e, x->b);
+	if (s >= e)
+		return;
+	size_t i = v_cut(f, x, s);
+	size_t j = v_cut(f, x, e);
+	for (size_t k = i; k < j; k++)
+		fn(&f->vec.v[k], arg);
+}
+
+static void fn_zero_bytes(struct seg *s, unsigned arg)
+{
+	(void)arg;
+	if (s->kind == K_DATA) {
+		v_drop_seg(s);
+		s->kind = K_ZERO;
+	}
+}
+/* pwrite: every touched block becomes written (see rm_pwrite()). */
+static void fn_write_prep(struct seg *s, unsigned arg)
+{
+	(void)arg;
+	if (s->kind == K_UNWRITTEN) {
+		s->kind = K_ZERO;
+		s->may = RM_DATA | RM_UNWRITTEN | MAY_PENDING;
+	} else if (s->kind == K_HOLE) {
+		s->kind = K_ZERO;
+		s->may = RM_DATA;
+	} else if (!(s->may & MAY_PENDING)) {
+		s->may = RM_DATA;
+	}
+}
+static void fn_or_may_unwritten(struct seg *s, unsigned may)
+{
+	if (s->kind == K_UNWRITTEN)
+		s->may |= (uint8_t)may;
+}
+static void fn_or_may_hole(struct seg *s, unsigned may)
+{
+	if (s->kind == K_HOLE)
+		s->may |= (uint8_t)may;
+}
+/* Allocate unwritten over holes; afterwards every block in range is
+ * allocated, so HOLE leaves the may-set (ext4_alloc_file_blocks(),
+ * xfs_alloc_file_space()). */
+static void fn_alloc(struct seg *s, unsigned arg)
+{
+	(void)arg;
+	if (s->kind == K_HOLE) {
+		s->kind = K_UNWRITTEN;
+		s->may = (uint8_t)((s->may & ~RM_HOLE) | RM_UNWRITTEN);
+	} else {
+		s->may &= (uint8_t)~RM_HOLE;
+		s->may |= (uint8_t)kind_state(s->kind);
+	}
+}
+
+/* M3 (ext4_ext_convert_to_initialized(), ext4_ext_zeroout()): when blocks
+ * [s, e) of an unwritten run are converted, unwritten blocks of the same
+ * run within max_zeroout on either side may be zeroed out and written.
+ * The open range must reach zo past both ends (ext4_zo_open()). */
+static int64_t ext4_zo(const struct rm_file *f)
+{
+	/* s_extent_max_zeroout_kb = 32; 0 for blocks larger than 32 KiB */
+	return f->profile == RM_PROFILE_EXT4 ? (32 * 1024 / f->bs) * f->bs : 0;
+}
+
+static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
+{
+	int64_t zo = ext4_zo(f);
+	if (!zo)
+		return;
+	int64_t q = x->base, ls = s, re = e;
+	size_t i = 0;
+	for (; i < f->vec.n && q + f->vec.v[i].len <= s; i++)
+		q += f->vec.v[i].len;
+	int64_t qq = q;
+	for (size_t k = i; k-- > 0;) {
+		if (f->vec.v[k].kind != K_UNWRITTEN)
+			break;
+		qq -= f->vec.v[k].len;
+		ls = qq;
+	}
+	for (; i < f->vec.n && q < e; i++)
+		q += f->vec.v[i].len;
+	for (size_t k = i; k < f->vec.n; k++) {
+		if (f->vec.v[k].kind != K_UNWRITTEN)
+			break;
+		q += f->vec.v[k].len;
+		re = q;
+	}
+	for_range(f, x, max64(ls, s - zo), s, fn_or_may_unwritten, RM_DATA);
+	for_range(f, x, e, min64(re, sat_add(e, zo)), fn_or_may_unwritten, RM_DATA);
+}
+
+static int64_t zo_lo(const struct rm_file *f, int64_t lo) { return max64(0, lo - ext4_zo(f)); }
+static int64_t zo_hi(const struct rm_file *f, int64_t hi) { return sat_add(hi, ext4_zo(f)); }
+
+/* Kind of the block containing pos (allocation states are block uniform). */
+static unsigned blk_kind(struct rm_file *f, struct rop *x, int64_t pos)
+{
+	struct seg *s = v_at(f, x, pos, NULL);
+	return s ? s->kind : K_HOLE;
+}
+
+/* Free every block wholly past the (new) size: xfs_itruncate_extents()
+ * from xfs_setattr_size(), ext4_truncate() from ext4_setattr().  The tail
+ * of the last block is zeroed (ext4_block_truncate_page(),
+ * xfs_truncate_page()); its allocation state does not change. */
+static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e);
+
+static int free_past_eof(struct rm_file *f, int64_t ns)
+{
+	int64_t T = tree_len(f->root);
+	int64_t lo = RD(f, ns), e = RU(f, ns), hi = max64(T, e);
+	if (lo >= hi)
+		return 0;
+	struct rop x;
+	int err = rop_open(f, zo_lo(f, lo), hi, &x);
+	if (err)
+		return err;
+	set_range(f, &x, e, hi, K_HOLE, RM_HOLE, NULL, 0);
+	/* ext4_block_truncate_page() / xfs_truncate_page() zero the tail of
+	 * the last block; on ext4 an unwritten last block gets M4 */
+	if (ns < e)
+		zero_partial(f, &x, ns, e);
+	rop_close(f, &x);
+	return 0;
+}
+
+/* ---------- creation ---------- */
+
+int64_t rm_profile_maxbytes(enum rm_profile p, uint32_t blocksize)
+{
+	if (p == RM_PROFILE_EXT4) {
+		/* ext4_max_size(): 32-bit logical block numbers, huge_file */
+		int bits = __builtin_ctz(blocksize ? blocksize : 4096);
+		return (int64_t)(((1ULL << 32) - 1) << bits);
+	}
+	return INT64_MAX;	/* MAX_LFS_FILESIZE on 64-bit */
+}
+
+const char *rm_profile_name(enum rm_profile p)
+{
+	switch (p) {
+	case RM_PROFILE_EXT4: return "ext4";
+	case RM_PROFILE_XFS: return "xfs";
+	case RM_PROFILE_BYTES: return "bytes";
+	}
+	return "?";
+}
+
+int rm_profile_parse(const char *name, enum rm_profile *out)
+{
+	static const char *const n[] = { "ext4", "xfs", "bytes" };
+	for (int i = 0; i < 3; i++)
+		if (name && strcmp(name, n[i]) == 0) {
+			*out = (enum rm_profile)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
+{
+	struct rm_opts o = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 };
+	if (opts)
+		o = *opts;
+	if (!o.blocksize)
+		o.blocksize = 4096;
+	if (o.blocksize < 512 || o.blocksize > 65536 || (o.blocksize & (o.blocksize - 1)))
+		return -EINVAL;
+	if ((unsigned)o.profile > RM_PROFILE_BYTES || o.maxbytes < 0)
+		return -EINVAL;
+	struct rm_file *f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->profile = o.profile;
+	f->bs = o.blocksize;
+	f->ab = o.profile == RM_PROFILE_BYTES ? 1 : o.blocksize;
+	f->maxbytes = o.maxbytes ? o.maxbytes : rm_profile_maxbytes(o.profile, o.blocksize);
+	f->rng = 0x9E3779B97F4A7C15ULL;	/* fixed seed: deterministic shapes */
+	*out = f;
+	return 0;
+}
+
+void rm_file_free(struct rm_file *f)
+{
+	if (!f)
+		return;
+	tree_free(NULL, f->root);	/* drops buffer references */
+	slabs_free(f);
+	free(f->vec.v);
+	free(f->stk);
+	free(f);
+}
+
+int rm_file_clone(const struct rm_file *f, struct rm_file **out)
+{
+	struct rm_file *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *f;
+	c->freelist = NULL;
+	c->nfree = 0;
+	c->slabs = NULL;
+	c->vec = (struct segvec){ 0 };
+	c->stk = NULL;
+	c->stkcap = 0;
+	c->root = NULL;
+	int err = tree_clone(c, f->root, &c->root);
+	if (err) {
+		rm_file_free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+int64_t rm_size(const struct rm_file *f) { return f->size; }
+uint32_t rm_blocksize(const struct rm_file *f) { return (uint32_t)f->bs; }
+enum rm_profile rm_profile_of(const struct rm_file *f) { return f->profile; }
+int64_t rm_maxbytes(const struct rm_file *f) { return f->maxbytes; }
+
+/* ---------- pwrite / pread / truncate / fsync ---------- */
+
+static bool range_has_unwritten(const struct rm_file *f, int64_t a, int64_t e)
+{
+	struct it it;
+	bool found = false;
+	it_init(&it, f->root, a);
+	while (!found && it_valid(&it) && it.cur_start < e) {
+		found = it.cur->s.kind == K_UNWRITTEN;
+		it_next(&it);
+	}
+	it_done(&it);
+	return found;
+}
+
+ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
+{
+	f->ops++;
+	if (off < 0)			/* ksys_pwrite64() */
+		return -EINVAL;
+	if ((ssize_t)len < 0)		/* rw_verify_area() */
+		return -EINVAL;
+	if (len && (int64_t)len > INT64_MAX - off)	/* rw_verify_area(): pos+count wraps */
+		return -EINVAL;
+	int64_t n = (int64_t)len;
+	if (n > MAX_RW_COUNT)		/* vfs_write() */
+		n = MAX_RW_COUNT;
+	if (n == 0)			/* generic_write_checks() */
+		return 0;
+	if (off >= f->maxbytes)		/* generic_write_check_limits() */
+		return -EFBIG;
+	if (n > f->maxbytes - off)
+		n = f->maxbytes - off;
+
+	struct rm_buf *b = malloc(sizeof(*b) + (size_t)n);
+	if (!b)
+		return -ENOMEM;
+	b->refs = 1;
+	b->len = (size_t)n;
+	memcpy(b->data, buf, (size_t)n);
+
+	int64_t end = off + n, old_size = f->size;
+	int64_t a = RD(f, off), e = RU(f, end);
+	int64_t lo = a, hi = e, spec_end = e;
+	int64_t zo = 0;
+	if (f->profile == RM_PROFILE_EXT4) {
+		/* M3: max_zeroout = s_extent_max_zeroout_kb >> (blkbits - 10) */
+		zo = (32 * 1024 / f->bs) * f->bs;
+		if (zo && range_has_unwritten(f, a, e)) {
+			lo = max64(0, a - zo);
+			hi = sat_add(e, zo);
+		}
+	} else if (f->profile == RM_PROFILE_XFS && end > old_size) {
+		/* M1: p_end_fsb = XFS_ALLOC_ALIGN(end) + prealloc_blocks, with
+		 * prealloc_blocks <= max(allocsize, min(2^21 blocks, 2 * the
+		 * preceding extents)) (xfs_iomap_prealloc_size()); bounded here
+		 * generously by twice the write end. */
+		int64_t pre = max64(XFS_ALLOCSIZE, min64(f->bs << 21, sat_add(e, e)));
+		spec_end = rup(sat_add(rup(end, XFS_ALLOCSIZE), pre), XFS_ALLOCSIZE);
+		/* min(p_end_fsb, XFS_B_TO_FSB(s_maxbytes)): rounds up */
+		spec_end = min64(spec_end, rup(f->maxbytes, f->bs));
+		hi = max64(e, spec_end);
+	}
+	struct rop x;
+	int err = rop_open(f, lo, hi, &x);
+	if (err) {
+		buf_put(b);
+		return err;
+	}
+	bool had_unwritten = false;
+	int64_t p = x.base;
+	for (size_t i = 0; i < f->vec.n; i++) {
+		const struct seg *s = &f->vec.v[i];
+		if (p < e && p + s->len > a) {
+			had_unwritten |= s->kind == K_UNWRITTEN;
+		}
+		p += s->len;
+	}
+	/* xfs_buffered_write_iomap_begin() runs once per mapping; the last
+	 * one starts inside the hole holding the write's last byte, and its
+	 * "eof" is: no extent at or after that offset */
+	int64_t lastblk = RD(f, end - 1);
+	bool eof = tree_alloc_from(x.R, 0) == 0;
+	p = x.base;
+	for (size_t i = 0; eof && i < f->vec.n; i++) {
+		if (p + f->vec.v[i].len > lastblk && f->vec.v[i].kind != K_HOLE)
+			eof = false;
+		p += f->vec.v[i].len;
+	}
+	/* The touched blocks become written: a partial-block write into a hole
+	 * or unwritten block makes the whole block written with zeros around
+	 * the data (block_write_begin() / iomap_write_begin() zero the rest of
+	 * a new or unwritten block).  A block that was unwritten stays
+	 * unwritten on disk until write-back (ext4_da_map_blocks() maps it
+	 * unwritten; xfs_buffered_write_iomap_begin() returns IOMAP_UNWRITTEN),
+	 * so until rm_fsync() FIEMAP may still say UNWRITTEN. */
+	for_range(f, &x, a, e, fn_write_prep, 0);
+	v_write_data(f, &x, off, end, b);
+	if (had_unwritten)
+		f->pending = true;
+	if (f->profile == RM_PROFILE_EXT4 && had_unwritten && zo) {
+		/* M3: the unwritten run touching the write */
+		ext4_m3(f, &x, a, e);
+	}
+	if (f->profile == RM_PROFILE_XFS && end > old_size && eof)
+		for_range(f, &x, e, spec_end, fn_or_may_hole, RM_ANY);	/* M1 */
+	if (end > f->size)
+		f->size = end;
+	rop_close(f, &x);
+	buf_put(b);	/* the segments hold their own references */
+	return n;
+}
+
+/* Copy [off, off+n) of the model's content (n within the tree or zeros). */
+static void read_into(const struct rm_file *f, unsigned char *dst, int64_t off, int64_t n)
+{
+	struct it it;
+	it_init(&it, f->root, off);
+	int64_t p = off, end = off + n;
+	while (p < end && it_valid(&it)) {
+		const struct seg *s = &it.cur->s;
+		int64_t se = it.cur_start + s->len;
+		int64_t c = min64(se, end) - p;
+		if (s->kind == K_DATA)
+			memcpy(dst + (p - off), s->buf->data + s->boff + (p - it.cur_start), (size_t)c);
+		else
+			memset(dst + (p - off), 0, (size_t)c);
+		p += c;
+		it_next(&it);
+	}
+	if (p < end)
+		memset(dst + (p - off), 0, (size_t)(end - p));
+	it_done(&it);
+}
+
+ssize_t rm_pread(const struct rm_file *f, void *buf, size_t len, int64_t off)
+{
+	if (off < 0)			/* ksys_pread64() */
+		return -EINVAL;
+	if ((ssize_t)len < 0)		/* rw_verify_area() */
+		return -EINVAL;
+	if (len && (int64_t)len > INT64_MAX - off)
+		return -EINVAL;
+	int64_t n = (int64_t)len;
+	if (n > MAX_RW_COUNT)		/* vfs_read() */
+		n = MAX_RW_COUNT;
+	if (off >= f->size || n == 0)	/* filemap_read(): short at EOF */
+		return 0;
+	n = min64(n, f->size - off);
+	read_into(f, buf, off, n);
+	return n;
+}
+
+int rm_truncate(struct rm_file *f, int64_t size)
+{
+	f->ops++;
+	if (size < 0)			/* do_sys_ftruncate() */
+		return -EINVAL;
+	if (size > f->maxbytes)		/* inode_newsize_ok() */
+		return -EFBIG;
+	if (size <= f->size) {
+		/* ext4_setattr() calls ext4_truncate() even when the size does
+		 * not change, "to truncate possible preallocated blocks";
+		 * xfs_setattr_size() runs xfs_itruncate_extents() for
+		 * newsize <= oldsize. */
+		int64_t old = f->size;
+		f->size = size;
+		int err = free_past_eof(f, size);
+		if (err) {
+			f->size = old;
+			return err;
+		}
+		return 0;
+	}
+	/* grow: a hole (xfs_setattr_size() zeroes via iomap_zero_range(),
+	 * which leaves holes and unwritten blocks alone) */
+	int64_t T = tree_len(f->root);
+	int64_t old = f->size;
+	f->size = size;
+	if (T < size) {
+		struct rop x;
+		int err = rop_open(f, T, T, &x);
+		if (err) {
+			f->size = old;
+			return err;
+		}
+		rop_close(f, &x);
+	}
+	return 0;
+}
+
+static void fn_settle(struct seg *s, unsigned arg)
+{
+	(void)arg;
+	if (s->may & MAY_PENDING) {
+		if (s->kind == K_UNWRITTEN)
+			s->kind = K_ZERO;	/* the zeroed page was written back */
+		s->may = RM_DATA;
+	}
+}
+
+/* fsync(2): no data effect; write-back converts every unwritten block with
+ * dirty pages inside EOF to written (ext4_writepages() stops at i_size;
+ * ext4_convert_unwritten_io_end_vec(), xfs_end_ioend()), which settles the
+ * MAY_PENDING latitude there.  O(n) in the extents of the file. */
+int rm_fsync(struct rm_file *f)
+{
+	f->ops++;
+	f->fsyncs++;
+	if (!f->pending || f->profile == RM_PROFILE_BYTES)
+		return 0;
+	int64_t T = tree_len(f->root), e = min64(T, RU(f, f->size));
+	if (e > 0) {
+		struct rop x;
+		int err = rop_open(f, 0, e, &x);
+		if (err)
+			return err;
+		for_range(f, &x, 0, e, fn_settle, 0);
+		rop_close(f, &x);
+	}
+	f->pending = T > e;
+	return 0;
+}
+
+/* ---------- fallocate ---------- */
+
+/* mode 0 / KEEP_SIZE (and UNSHARE on XFS, where xfs_reflink_unshare() is a
+ * no-op for a file without shared extents): ext4_alloc_file_blocks() /
+ * xfs_alloc_file_space() allocate unwritten blocks over holes in the
+ * block-rounded range (EXT4_MAX_BLOCKS(), XFS_B_TO_FSB()). */
+static int do_alloc(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	int64_t end = off + len;
+	struct rop x;
+	int err = rop_open(f, RD(f, off), RU(f, end), &x);
+	if (err)
+		return err;
+	for_range(f, &x, x.a, x.b, fn_alloc, 0);
+	if (!(mode & RM_FALLOC_FL_KEEP_SIZE) && end > f->size)
+		f->size = end;	/* ext4: new_size = offset + len, even unaligned */
+	rop_close(f, &x);
+	return 0;
+}
+
+/* Zero the bytes of [s, e) that lie in partial block blk_start; ext4 also
+ * widens an unwritten block to UNWRITTEN|DATA (M4). */
+static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
+{
+	if (s >= e)
+		return;
+	int64_t bstart = rdown(s, f->bs), bend = bstart + f->bs;
+	unsigned k = blk_kind(f, x, bstart);
+	if (k == K_ZERO || k == K_DATA)
+		for_range(f, x, s, e, fn_zero_bytes, 0);
+	else if (k == K_UNWRITTEN && f->profile == RM_PROFILE_EXT4) {
+		for_range(f, x, bstart, bend, fn_or_may_unwritten, RM_DATA | MAY_PENDING);
+		f->pending = true;
+		ext4_m3(f, x, bstart, bend);	/* its conversion may zero out */
+	}
+}
+
+/* ext4_punch_hole() */
+static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
+{
+	if (off >= f->size)		/* "No need to punch hole beyond i_size" */
+		return 0;
+	int64_t end = off + len;
+	if (end > f->size)		/* end after the page that contains i_size */
+		end = f->size + PAGE_SZ - (f->size & (PAGE_SZ - 1));
+	/* s_bitmap_maxbytes - blocksize (ext4_max_bitmap_size()) */
+	int bits = __builtin_ctz((unsigned)f->bs);
+	int64_t ppb = f->bs / 4;
+	int64_t bm = (12 + ppb + ppb * ppb + ppb * ppb * ppb);
+	int64_t maxl = (bm > (INT64_MAX >> bits)) ? INT64_MAX : (bm << bits);
+	maxl -= f->bs;
+	if (end > maxl)
+		end = maxl;
+	if (end <= off)
+		return 0;	/* kernel computes a negative length here; see report */
+	int64_t s = rup(off, f->bs), e = rdown(end, f->bs);
+	struct rop x;
+	int err = rop_open(f, zo_lo(f, rdown(off, f->bs)), zo_hi(f, rup(end, f->bs)), &x);
+	if (err)
+		return err;
+	if (s < e) {
+		/* ext4_ext_remove_space(first_block, stop_block - 1) */
+		set_range(f, &x, s, e, K_HOLE, RM_HOLE, NULL, 0);
+		zero_partial(f, &x, off, s);
+		zero_partial(f, &x, e, end);
+	} else if (s == e) {
+		zero_partial(f, &x, off, s);
+		zero_partial(f, &x, e, end);
+	} else {
+		/* within one block: ext4_zero_partial_blocks() single block */
+		zero_partial(f, &x, off, end);
+	}
+	rop_close(f, &x);
+	return 0;
+}
+
+/* xfs_free_file_space(): unmap whole blocks (past EOF too), then
+ * xfs_zero_range() the partial blocks inside EOF: iomap_zero_iter() skips
+ * holes and unwritten extents, so only written blocks get zeros. */
+static void xfs_free_space(struct rm_file *f, struct rop *x, int64_t off, int64_t len)
+{
+	int64_t s = RU(f, off), e = RD(f, off + len);
+	if (s < e)
+		set_range(f, x, s, e, K_HOLE, RM_HOLE, NULL, 0);
+	if (off >= f->size)
+		return;
+	int64_t ze = min64(off + len, f->size);
+	if (s < e) {
+		zero_partial(f, x, off, s);
+		zero_partial(f, x, e, ze);
+	} else {
+		for (int64_t p = off; p < ze;) {
+			int64_t q = min64(ze, rdown(p, f->bs) + f->bs);
+			zero_partial(f, x, p, q);
+			p = q;
+		}
+	}
+}
+
+static int xfs_punch(struct rm_file *f, int64_t off, int64_t len)
+{
+	struct rop x;
+	int err = rop_open(f, RD(f, off), RU(f, off + len), &x);
+	if (err)
+		return err;
+	xfs_free_space(f, &x, off, len);
+	rop_close(f, &x);
+	return 0;
+}
+
+/* ext4_zero_range() */
+static int ext4_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	int64_t end = off + len;
+	int64_t new_size = (!(mode & RM_FALLOC_FL_KEEP_SIZE) && end > f->size) ? end : 0;
+	int64_t s = rup(off, f->bs), e = rdown(end, f->bs);
+	bool pb = (off & (f->bs - 1)) != 0, pe = (end & (f->bs - 1)) != 0;
+	struct rop x;
+	int64_t lo = rdown(off, f->bs), hi = rup(end, f->bs);
+	int err = rop_open(f, zo_lo(f, lo), zo_hi(f, hi), &x);
+	if (err)
+		return err;
+	if (new_size)
+		f->size = new_size;	/* ext4_alloc_file_blocks(..., new_size) */
+	/* "Preallocate the range including the unaligned edges" */
+	if (pb || pe)
+		for_range(f, &x, lo, hi, fn_alloc, 0);
+	/* interior: EXT4_GET_BLOCKS_CONVERT_UNWRITTEN makes written extents
+	 * unwritten and allocates holes unwritten */
+	if (s < e)
+		set_range(f, &x, s, e, K_UNWRITTEN, RM_UNWRITTEN, NULL, 0);
+	/* ext4_zero_partial_blocks(): the edges were just allocated, so
+	 * unwritten ones get M4 */
+	if (s <= e) {
+		zero_partial(f, &x, off, s);
+		zero_partial(f, &x, max64(e, s), end);
+	} else {
+		zero_partial(f, &x, off, end);
+	}
+	rop_close(f, &x);
+	return 0;
+}
+
+/* xfs_file_fallocate() ZERO_RANGE: free, then preallocate the rounded range */
+static int xfs_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	int64_t end = off + len;
+	int64_t new_size = (!(mode & RM_FALLOC_FL_KEEP_SIZE) && end > f->size) ? end : 0;
+	struct rop x;
+	int err = rop_open(f, RD(f, off), RU(f, end), &x);
+	if (err)
+		return err;
+	xfs_free_space(f, &x, off, len);
+	for_range(f, &x, x.a, x.b, fn_alloc, 0);
+	if (new_size)
+		f->size = new_size;
+	rop_close(f, &x);
+	return 0;
+}
+
+/* Collapse: drop [off, off+len) and shift the rest (including post-EOF
+ * blocks) left.  ext4_collapse_range(): ext4_ext_remove_space() +
+ * ext4_ext_shift_extents(SHIFT_LEFT), i_size -= len.  XFS: the size change
+ * goes through xfs_vn_setattr_size() after xfs_collapse_file_space(), i.e.
+ * a truncate that frees all blocks past the new EOF. */
+static int do_collapse(struct rm_file *f, int64_t off, int64_t len)
+{
+	struct rop x;
+	int err = rop_open(f, off, off + len, &x);
+	if (err)
+		return err;
+	v_remove(f, &x, off, off + len);
+	f->size -= len;
+	rop_close(f, &x);
+	if (f->profile != RM_PROFILE_EXT4)
+		return free_past_eof(f, f->size);
+	return 0;
+}
+
+/* Insert: open a hole of len at off, everything after moves right,
+ * stored bytes untouched (ext4_insert_range(): ext4_ext_shift_extents(
+ * SHIFT_RIGHT) over all extents incl. past EOF; xfs_insert_file_space()). */
+static int do_insert(struct rm_file *f, int64_t off, int64_t len)
+{
+	struct rop x;
+	int64_t T = tree_len(f->root), lim = INT64_MAX - len;
+	if (T > lim) {
+		/* Blocks past EOF would shift beyond INT64_MAX (only speculative
+		 * preallocation or KEEP_SIZE blocks near MAX_LFS_FILESIZE): drop
+		 * them.  The kernel would refuse such a shift
+		 * (xfs_bmap_can_insert_extents(), ext4 cannot get there with its
+		 * 16 TiB s_maxbytes); this is a documented model limitation. */
+		int64_t cut = max64(rdown(lim, f->ab), f->size);
+		int err = rop_open(f, cut, T, &x);
+		if (err)
+			return err;
+		v_remove(f, &x, cut, T);
+		rop_close(f, &x);
+	}
+	int err = rop_open(f, off, off, &x);
+	if (err)
+		return err;
+	size_t i = v_cut(f, &x, off);
+	struct segvec *v = &f->vec;
+	memmove(v->v + i + 1, v->v + i, (v->n - i) * sizeof(*v->v));
+	v->n++;
+	v->v[i] = (struct seg){ .len = len, .kind = K_HOLE, .may = RM_HOLE };
+	f->size += len;
+	rop_close(f, &x);
+	return 0;
+}
+
+static bool aligned(const struct rm_file *f, int64_t off, int64_t len)
+{
+	/* ext4: IS_ALIGNED(offset | len, EXT4_CLUSTER_SIZE(sb));
+	 * xfs: xfs_is_falloc_aligned() (allocation unit = block, no rt) */
+	return ((off | len) & (f->ab - 1)) == 0;
+}
+
+int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
+			      RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
+			      RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_UNSHARE_RANGE;
+	f->ops++;
+	/* vfs_fallocate(), in its order */
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode & ~supported)
+		return -EOPNOTSUPP;
+	if ((mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE)) ==
+	    (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & RM_FALLOC_FL_PUNCH_HOLE) && !(mode & RM_FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((mode & RM_FALLOC_FL_COLLAPSE_RANGE) && (mode & ~RM_FALLOC_FL_COLLAPSE_RANGE))
+		return -EINVAL;
+	if ((mode & RM_FALLOC_FL_INSERT_RANGE) && (mode & ~RM_FALLOC_FL_INSERT_RANGE))
+		return -EINVAL;
+	if ((mode & RM_FALLOC_FL_UNSHARE_RANGE) &&
+	    (mode & ~(RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE)))
+		return -EINVAL;
+	if (len > INT64_MAX - off || off + len > f->maxbytes)	/* wrap or s_maxbytes */
+		return -EFBIG;
+
+	if (f->profile == RM_PROFILE_EXT4) {
+		/* ext4_fallocate() */
+		if (mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
+			     RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
+			     RM_FALLOC_FL_INSERT_RANGE))
+			return -EOPNOTSUPP;	/* UNSHARE */
+		if (mode & RM_FALLOC_FL_PUNCH_HOLE)
+			return ext4_punch(f, off, len);
+		if (mode & RM_FALLOC_FL_COLLAPSE_RANGE) {
+			/* ext4_collapse_range() */
+			if (!aligned(f, off, len))
+				return -EINVAL;
+			if (off + len >= f->size)
+				return -EINVAL;
+			return do_collapse(f, off, len);
+		}
+		if (mode & RM_FALLOC_FL_INSERT_RANGE) {
+			/* ext4_insert_range() */
+			if (!aligned(f, off, len))
+				return -EINVAL;
+			if (len > f->maxbytes - f->size)
+				return -EFBIG;
+			if (off >= f->size)
+				return -EINVAL;
+			/* ext4_insert_range() grows i_size by len ("to avoid data
+			 * loss if there is error while shifting") before
+			 * ext4_ext_shift_extents() refuses to move the file's last
+			 * extent past EXT_MAX_BLOCKS: -EINVAL with the size grown
+			 * and nothing shifted -- the one failing call that changes
+			 * the file, as the kernel does. */
+			int64_t last = rm_map_end(f) / f->bs;
+			if (last > 0 && len / f->bs > (int64_t)0xffffffffLL - last) {
+				int64_t T = tree_len(f->root), old = f->size;
+				f->size += len;
+				if (T < f->size) {
+					struct rop x;
+					int err = rop_open(f, T, T, &x);
+					if (err) {
+						f->size = old;
+						return err;
+					}
+					rop_close(f, &x);
+				}
+				return -EINVAL;
+			}
+			return do_insert(f, off, len);
+		}
+		if (mode & RM_FALLOC_FL_ZERO_RANGE)
+			return ext4_zero(f, mode, off, len);
+		return do_alloc(f, mode, off, len);
+	}
+
+	/* xfs_file_fallocate(); the bytes profile follows it with 1-byte
+	 * allocation units */
+	if (mode & RM_FALLOC_FL_PUNCH_HOLE)
+		return xfs_punch(f, off, len);
+	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE) {
+		if (!aligned(f, off, len))
+			return -EINVAL;
+		if (off + len >= f->size)
+			return -EINVAL;
+		return do_collapse(f, off, len);
+	}
+	if (mode & RM_FALLOC_FL_INSERT_RANGE) {
+		if (!aligned(f, off, len))
+			return -EINVAL;
+		if (f->maxbytes - f->size < len)
+			return -EFBIG;
+		if (off >= f->size)
+			return -EINVAL;
+		return do_insert(f, off, len);
+	}
+	if (mode & RM_FALLOC_FL_ZERO_RANGE)
+		return xfs_zero(f, mode, off, len);
+	return do_alloc(f, mode, off, len);
+}
+
+/* ---------- lseek ---------- */
+
+int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence)
+{
+	if (whence != RM_SEEK_DATA && whence != RM_SEEK_HOLE)
+		return -EINVAL;
+	/* iomap_seek_data() / iomap_seek_hole(): ENXIO outside [0, size) */
+	if (off < 0 || off >= f->size)
+		return -ENXIO;
+	struct it it;
+	it_init(&it, f->root, off);
+	int64_t r = whence == RM_SEEK_DATA ? -ENXIO : f->size;
+	while (it_valid(&it) && it.cur_start < f->size) {
+		/* dirty pages over an unwritten block are data too (the page
+		 * cannot be evicted before write-back, which converts it) */
+		bool data = kind_state(it.cur->s.kind) == RM_DATA || (it.cur->s.may & MAY_PENDING);
+		if (data == (whence == RM_SEEK_DATA)) {
+			r = max64(off, it.cur_start);
+			break;
+		}
+		it_next(&it);
+	}
+	it_done(&it);
+	if (r >= f->size)
+		r = whence == RM_SEEK_DATA ? -ENXIO : f->size;
+	return r;
+}
+
+int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result)
+{
+	if (whence != RM_SEEK_DATA && whence != RM_SEEK_HOLE)
+		return result == -EINVAL;
+	if (off < 0 || off >= f->size)
+		return result == -ENXIO;
+	const unsigned can_data = RM_DATA | RM_UNWRITTEN;	/* cached pages */
+	const unsigned can_hole = RM_HOLE | RM_UNWRITTEN;
+	bool seek_data = whence == RM_SEEK_DATA;
+	if (result == -ENXIO) {
+		if (!seek_data)
+			return 0;
+	} else if (result < off || result > f->size || (seek_data && result == f->size)) {
+		return 0;
+	} else if (result != off && result != f->size && result % f->ab) {
+		return 0;
+	}
+	int64_t stop = result == -ENXIO ? f->size : result;
+	struct it it;
+	it_init(&it, f->root, off);
+	int ok = 1;
+	/* every block before the answer must be able to be the other kind */
+	while (off < stop && it_valid(&it) && it.cur_start < stop) {
+		unsigned may = it.cur->s.may;
+		if (may & MAY_PENDING)
+			may = RM_DATA;	/* dirty pages: always data to lseek */
+		unsigned need = seek_data ? can_hole : can_data;
+		if (!(may & need)) {
+			ok = 0;
+			break;
+		}
+		it_next(&it);
+	}
+	it_done(&it);
+	if (!ok || result == -ENXIO || result == f->size)
+		return ok;
+	/* and the block at the answer must be able to be the sought kind */
+	it_init(&it, f->root, result);
+	unsigned may = it_valid(&it) ? it.cur->s.may : RM_HOLE;
+	it_done(&it);
+	if (may & MAY_PENDING)
+		may = RM_DATA;
+	return (may & (seek_data ? can_data : can_hole)) != 0;
+}
+
+/* ---------- fiemap / walk / map_end ---------- */
+
+int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
+		  struct rm_extent *ext, size_t max)
+{
+	/* fiemap_prep() */
+	if (start < 0 || len <= 0)
+		return -EINVAL;
+	if (start >= f->maxbytes)
+		return -EFBIG;
+	if (len > f->maxbytes - start)
+		len = f->maxbytes - start;
+	int64_t s = RD(f, start), e = RU(f, start + len);
+	int64_t count = 0;
+	struct rm_extent cur = { 0 };
+	bool have = false;
+	struct it it;
+	it_init(&it, f->root, s);
+	while (it_valid(&it) && it.cur_start < e) {
+		const struct seg *sg = &it.cur->s;
+		if (sg->kind != K_HOLE) {
+			int64_t a = max64(it.cur_start, s), b = min64(it.cur_start + sg->len, e);
+			uint32_t fl = sg->kind == K_UNWRITTEN ? RM_FIEMAP_UNWRITTEN : 0;
+			if (have && cur.logical + cur.length == a && cur.flags == fl) {
+				cur.length += b - a;
+			} else {
+				if (have) {
+					if ((size_t)count < max)
+						ext[count] = cur;
+					count++;
+				}
+				cur = (struct rm_extent){ a, b - a, fl };
+				have = true;
+			}
+		}
+		it_next(&it);
+	}
+	it_done(&it);
+	if (have) {
+		/* iomap_fiemap(): FIEMAP_EXTENT_LAST on the last extent reported */
+		cur.flags |= RM_FIEMAP_LAST;
+		if ((size_t)count < max)
+			ext[count] = cur;
+		count++;
+	}
+	return count;
+}
+
+int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
+	    rm_run_fn fn, void *ctx)
+{
+	if (start < 0 || end < start)
+		return -EINVAL;
+	struct rm_run run = { 0 };
+	bool have = false;
+	int ret = 0;
+	struct it it;
+	it_init(&it, f->root, start);
+	int64_t p = start;
+	while (p < end) {
+		struct rm_run r;
+		if (it_valid(&it)) {
+			const struct seg *sg = &it.cur->s;
+			r.off = p;
+			r.len = min64(it.cur_start + sg->len, end) - p;
+			r.state = kind_state(sg->kind);
+			r.may = sg->may & RM_ANY;
+			it_next(&it);
+		} else {
+			r = (struct rm_run){ p, end - p, RM_HOLE, RM_HOLE };
+		}
+		p += r.len;
+		if (have && run.state == r.state && run.may == r.may) {
+			run.len += r.len;
+			continue;
+		}
+		if (have && (ret = fn(ctx, &run)) != 0)
+			break;
+		run = r;
+		have = true;
+	}
+	it_done(&it);
+	if (!ret && have)
+		ret = fn(ctx, &run);
+	return ret;
+}
+
+int64_t rm_map_end(const struct rm_file *f)
+{
+	/* Trailing pure holes past EOF are trimmed and neighbours are merged,
+	 * so only the last node can be a pure hole: the map ends where it
+	 * starts, or at the end of the tree. */
+	const struct node *t = f->root;
+	if (!t)
+		return 0;
+	while (t->r)
+		t = t->r;
+	int64_t T = tree_len(f->root);
+	return seg_pure_hole(&t->s) ? T - t->s.len : T;
+}
+
+/* ---------- hash / stats ---------- */
+
+uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len)
+{
+	static const unsigned char zeros[4096];
+	XXH3_state_t st;
+	XXH3_64bits_reset(&st);
+	if (off < 0) {
+		len = len > INT64_MAX + off ? INT64_MAX : len + off;
+		off = 0;
+	}
+	int64_t end = len > f->size - off ? f->size : off + len;
+	if (off < end) {
+		struct it it;
+		it_init(&it, f->root, off);
+		int64_t p = off;
+		while (p < end && it_valid(&it)) {
+			const struct seg *s = &it.cur->s;
+			int64_t c = min64(it.cur_start + s->len, end) - p;
+			if (s->kind == K_DATA) {
+				XXH3_64bits_update(&st, s->buf->data + s->boff + (p - it.cur_start), (size_t)c);
+			} else {
+				for (int64_t z = c; z > 0; z -= (int64_t)sizeof(zeros))
+					XXH3_64bits_update(&st, zeros, (size_t)min64(z, sizeof(zeros)));
+			}
+			p += c;
+			it_next(&it);
+		}
+		it_done(&it);
+	}
+	return XXH3_64bits_digest(&st);
+}
+
+static int tree_depth(const struct node *t)
+{
+	return t ? 1 + max64(tree_depth(t->l), tree_depth(t->r)) : 0;
+}
+
+void rm_stats(const struct rm_file *f, struct rm_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = f->size;
+	st->alloc_bytes = f->root ? f->root->sum_alloc : 0;
+	struct it it;
+	it_init(&it, f->root, 0);
+	for (; it_valid(&it); it_next(&it))
+		if (it.cur->s.kind == K_DATA)
+			st->data_bytes += it.cur->s.len;
+	it_done(&it);
+	st->nodes = f->root ? f->root->cnt : 0;
+	st->depth = tree_depth(f->root);
+	st->fsyncs = f->fsyncs;
+	st->ops = f->ops;
+}
+
+/* ---------- integrity check ---------- */
+
+struct chk {
+	const struct rm_file *f;
+	char *msg;
+	size_t msglen;
+	int bad;
+	int64_t pos;
+	bool have_prev;
+	struct seg prev;
+};
+
+#define FAIL(c, ...) do { if (!(c)->bad && (c)->msg) snprintf((c)->msg, (c)->msglen, __VA_ARGS__); (c)->bad = 1; } while (0)
+
+static unsigned alloc_class(unsigned k)
+{
+	return k == K_ZERO ? K_DATA : k;	/* written = one allocation class */
+}
+
+static void chk_node(struct chk *c, const struct node *n, int depth)
+{
+	if (!n || c->bad)
+		return;
+	if (depth > 10000) {
+		FAIL(c, "tree depth runaway");
+		return;
+	}
+	if ((n->l && n->l->prio > n->prio) || (n->r && n->r->prio > n->prio))
+		FAIL(c, "heap order broken at %lld", (long long)c->pos);
+	chk_node(c, n->l, depth + 1);
+	const struct seg *s = &n->s;
+	const struct rm_file *f = c->f;
+	if (s->len <= 0)
+		FAIL(c, "empty segment at %lld", (long long)c->pos);
+	if (s->kind > K_DATA)
+		FAIL(c, "bad kind at %lld", (long long)c->pos);
+	if (!(s->may & kind_state(s->kind)) || (s->may & ~(RM_ANY | MAY_PENDING)))
+		FAIL(c, "may 0x%x lacks state at %lld", s->may, (long long)c->pos);
+	if (s->may & MAY_PENDING && !f->pending)
+		FAIL(c, "pending latitude without the file flag at %lld", (long long)c->pos);
+	if (f->profile == RM_PROFILE_BYTES && s->may != kind_state(s->kind))
+		FAIL(c, "bytes profile with latitude at %lld", (long long)c->pos);
+	if (s->kind == K_DATA) {
+		if (!s->buf || s->buf->refs == 0 ||
+		    (uint64_t)s->boff + (uint64_t)s->len > s->buf->len)
+			FAIL(c, "bad buffer reference at %lld", (long long)c->pos);
+		if (c->pos + s->len > f->size)
+			FAIL(c, "stored data past EOF at %lld", (long long)c->pos);
+	} else if (s->buf) {
+		FAIL(c, "buffer on non-data segment at %lld", (long long)c->pos);
+	}
+	if (c->have_prev) {
+		const struct seg *p = &c->prev;
+		bool same = p->kind == s->kind && p->may == s->may &&
+			    (s->kind != K_DATA || (p->buf == s->buf && p->boff + p->len == s->boff));
+		if (same)
+			FAIL(c, "unmerged neighbours at %lld", (long long)c->pos);
+		if (f->ab > 1 && (alloc_class(p->kind) != alloc_class(s->kind) || p->may != s->may) &&
+		    c->pos % f->ab)
+			FAIL(c, "unaligned state/may boundary at %lld", (long long)c->pos);
+	}
+	c->prev = *s;
+	c->have_prev = true;
+	c->pos += s->len;
+	chk_node(c, n->r, depth + 1);
+	/* augmentation recomputed */
+	int64_t len = s->len + tree_len(n->l) + tree_len(n->r);
+	int64_t al = (s->kind != K_HOLE ? s->len : 0) + (n->l ? n->l->sum_alloc : 0) + (n->r ? n->r->sum_alloc : 0);
+	size_t cnt = 1 + (n->l ? n->l->cnt : 0) + (n->r ? n->r->cnt : 0);
+	if (len != n->sum_len || al != n->sum_alloc || cnt != n->cnt)
+		FAIL(c, "stale augmentation at node ending %lld", (long long)c->pos);
+}
+
+int rm_check(const struct rm_file *f, char *msg, size_t msglen)
+{
+	struct chk c = { .f = f, .msg = msg, .msglen = msglen };
+	if (msg && msglen)
+		msg[0] = 0;
+	if (f->size < 0 || f->size > f->maxbytes)
+		FAIL(&c, "size %lld out of range", (long long)f->size);
+	chk_node(&c, f->root, 0);
+	int64_t T = tree_len(f->root);
+	if (!c.bad && c.pos != T)
+		FAIL(&c, "lengths do not add up");
+	if (!c.bad && T < f->size)
+		FAIL(&c, "map %lld shorter than size %lld", (long long)T, (long long)f->size);
+	if (!c.bad && T > f->size && c.have_prev && seg_pure_hole(&c.prev))
+		FAIL(&c, "trailing pure hole past EOF");
+	if (!c.bad && f->ab > 1 && T > f->size && T % f->ab && T <= INT64_MAX - f->ab)
+		FAIL(&c, "map end %lld unaligned past EOF", (long long)T);
+	return c.bad ? -EUCLEAN : 0;
+}
