@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# test-all.sh - set everything up on a fresh Debian 12 machine and run every test.
+#
+# Stages (each prints a banner; the first failure stops the run):
+#   1. install missing Debian packages (scripts/deps.sh)
+#   2. build and run the cmocka suites under ctest, plain (Release)
+#   3. the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   4. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
+#      QEMU and run the in-guest tests (vm/test-guest)
+#   5. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
+#   6. the cheapest mutants of the mutation campaign, end to end
+#
+# Build products live in $RANGESHIFT_CACHE (default /var/cache/rangeshift),
+# never in the repository.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+export RANGESHIFT_CACHE=${RANGESHIFT_CACHE:-/var/cache/rangeshift}
+jobs=$(nproc)
+
+stage() { printf '\n==== %s ====\n' "$*"; }
+. scripts/lib.sh
+
+stage "1/6 Debian packages"
+bash scripts/deps.sh
+
+stage "2/6 build + unit tests (Release)"
+cmake_configure "$RANGESHIFT_CACHE/build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$RANGESHIFT_CACHE/build" -j"$jobs"
+ctest --test-dir "$RANGESHIFT_CACHE/build" --output-on-failure --timeout 900 -j"$jobs"
+
+stage "3/6 build + unit tests (ASan + UBSan)"
+cmake_configure "$RANGESHIFT_CACHE/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRS_SANITIZE=ON
+cmake --build "$RANGESHIFT_CACHE/build-asan" -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ctest --test-dir "$RANGESHIFT_CACHE/build-asan" --output-on-failure --timeout 1800 -j"$jobs"
+
+stage "4/6 kernel patches, kernel build, in-guest tests (QEMU)"
+kernel-patches/check-series
+vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
+
+stage "5/6 difftest in QEMU: ext4, XFS, fusefs (CI size)"
+out=$RANGESHIFT_CACHE/ci/difftest
+rm -rf "$out"
+difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
+	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
+
+stage "6/6 mutation campaign, the cheapest mutants (CI size)"
+kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
+	--out "$RANGESHIFT_CACHE/ci/campaign" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
+
+echo
+echo "test-all: every stage passed"
