@@ -485,14 +485,18 @@ static void rs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			err = S_ISDIR(n->mode) ? -EISDIR : -EINVAL;
 			goto out;
 		}
-		if (attr->st_size != rm_size(n->file)) {
-			err = rm_truncate(n->file, attr->st_size);
-			if (err)
-				goto out;
-			account(fs, n);
-			/* ext4_setattr(): a size change sets mtime and ctime. */
+		/* Always truncate, even to the same size: ext4_setattr() and
+		 * xfs_setattr_size() then free the blocks past EOF that a
+		 * KEEP_SIZE fallocate left there (the model knows this). */
+		int64_t old = rm_size(n->file);
+
+		err = rm_truncate(n->file, attr->st_size);
+		if (err)
+			goto out;
+		account(fs, n);
+		/* ext4_setattr(): a size change sets mtime and ctime. */
+		if (attr->st_size != old)
 			touch_mc(n);
-		}
 	}
 	if (to_set & FUSE_SET_ATTR_MODE)
 		n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);

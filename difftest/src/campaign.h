@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * campaign.h - a difftest campaign (several targets, one seed/shard), its
+ * per-target results and the JSON report (report.c), including merging the
+ * reports of several shards or machines.
+ */
+#ifndef DIFFTEST_CAMPAIGN_H
+#define DIFFTEST_CAMPAIGN_H
+
+#include "dt.h"
+
+struct dt_divrec {
+	char target[PATH_MAX + 32];
+	int kind, file;
+	uint64_t opno;
+	char op[160];
+	char msg[512];
+	char dir[2 * PATH_MAX + 256];
+	size_t shrunk_ops;
+	uint64_t shrink_tests;
+	int shrink_complete;
+	double shrink_seconds;
+};
+
+struct dt_tresult {
+	char name[PATH_MAX + 32];
+	char fsname[32], profile[16];
+	char notes[512];
+	char error[1024];
+	uint32_t blocksize;
+	uint32_t disabled;
+	double t0, seconds, shrink_seconds;	/* ops/s excludes shrinking */
+	uint64_t ops, divergences, enospc_resets, remount_fallbacks, syscalls;
+	uint64_t kind_count[DT_NKINDS];
+	uint64_t errs[DT_NKINDS][DT_NERRNO];
+	int64_t max_extents, max_model_runs;
+};
+
+struct dt_campaign {
+	uint64_t seed;		/* this shard's seed */
+	uint64_t base_seed;
+	uint64_t ops;		/* per target */
+	int nfiles;
+	unsigned weights[DT_NKINDS];
+	struct dt_opts o;
+	int shard_i, shard_n;
+	char shard_tag[32];
+	char out[PATH_MAX];
+	int no_shrink, no_remount, quiet, tty, fiemap_nosync;
+	uint64_t shrink_tests;
+	double shrink_seconds;
+	uint64_t max_div;
+	char prefix[64];
+	double last_progress;
+	struct dt_divrec *divs;
+	size_t ndivs;
+};
+
+int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r);
+int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult *r,
+		   int nr, double seconds);
+/* Merge JSON reports (files) into out: counters summed, max_* maxed,
+ * seconds = max (wall clock of parallel shards), divergences concatenated,
+ * targets merged by name.  0, or -errno with a message in err. */
+int dt_report_merge(char *const *files, int n, FILE *out, char *err, size_t errn);
+
+#endif /* DIFFTEST_CAMPAIGN_H */

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dt.h - internal interfaces of difftest, the differential tester that runs
+ * one generated operation sequence against the reference model (librefmodel,
+ * in-process) and against a real file system (or a test-only faulty model),
+ * compares every result, and shrinks each divergence to a reproducer.
+ *
+ * Pieces: op.c (operation kinds, the text op log, xfs_io rendering),
+ * gen.c (deterministic weighted generator), target.c (real directories and
+ * the model-backed faulty targets behind one interface), exec.c (execute an
+ * op on model and target, the oracle), shrink.c (ddmin and reproducer
+ * files), report.c (statistics, progress, JSON report and merge), main.c.
+ */
+#ifndef DIFFTEST_DT_H
+#define DIFFTEST_DT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "refmodel.h"
+
+#define DT_MAXFILES	16
+#define DT_MAX_IO	(1 << 20)	/* largest pwrite/pread/mmap buffer */
+#define DT_NERRNO	136
+
+enum dt_kind {
+	DT_PWRITE, DT_PREAD, DT_MWRITE, DT_MREAD, DT_TRUNCATE,
+	DT_FALLOC,		/* mode 0 */
+	DT_FALLOC_KEEP,		/* KEEP_SIZE */
+	DT_PUNCH,		/* PUNCH_HOLE|KEEP_SIZE */
+	DT_ZERO,		/* ZERO_RANGE */
+	DT_ZERO_KEEP,		/* ZERO_RANGE|KEEP_SIZE */
+	DT_INSERT,		/* INSERT_RANGE */
+	DT_COLLAPSE,		/* COLLAPSE_RANGE */
+	DT_UNSHARE,		/* UNSHARE_RANGE (EOPNOTSUPP without reflink) */
+	DT_FMODE,		/* any other mode word: mostly invalid combos */
+	DT_FSYNC, DT_REOPEN, DT_DROP, DT_REMOUNT,
+	DT_SEEK_DATA, DT_SEEK_HOLE,
+	DT_NKINDS
+};
+
+struct dt_op {
+	uint8_t kind;		/* enum dt_kind */
+	uint8_t file;		/* file index in the session */
+	uint8_t pat;		/* data byte of pwrite/mwrite (never 0) */
+	int32_t mode;		/* fallocate mode word (DT_FMODE; derived otherwise) */
+	int64_t off;		/* offset; new size for truncate */
+	int64_t len;
+};
+
+/* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
+ * every "x + small" on them saturates instead of overflowing. */
+static inline int64_t dt_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* op.c */
+const char *dt_kind_name(int kind);		/* short name, also JSON key */
+int dt_kind_parse(const char *name);		/* -1 if unknown */
+int dt_kind_mode(const struct dt_op *op);	/* fallocate mode, -1 if none */
+int dt_kind_is_falloc(int kind);
+int dt_kind_is_global(int kind);		/* drop caches, remount */
+/* One line, no newline; `buf` >= 128 bytes. */
+void dt_op_format(const struct dt_op *op, char *buf, size_t n);
+/* Parse one line; 0, or -EINVAL with a message in err. */
+int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn);
+void dt_fill_pattern(void *buf, size_t len, uint8_t pat);
+const char *dt_errname(int err);		/* "EINVAL", "OK" for 0 */
+
+/* gen.c */
+struct dt_gen {
+	uint64_t rng;
+	unsigned weights[DT_NKINDS];
+	uint32_t disabled;	/* bit per kind */
+	int nfiles;
+	uint32_t bs;
+	int64_t maxbytes;
+	int64_t ws;		/* working set: most offsets fall below it */
+	int64_t stripe_left[DT_MAXFILES];	/* ops left in a fragmenting phase */
+	int64_t reset_extents;	/* truncate to 0 when a file passes this */
+	int64_t reset_bytes;
+};
+uint64_t dt_rand(uint64_t *s);
+void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
+		 int64_t maxbytes);
+int dt_weights_parse(unsigned *w, const char *spec, char *err, size_t errn);
+void dt_weights_default(unsigned *w);
+/* Next op; `models` are the session's model files (read only).  live[i]
+ * says which files may be chosen. */
+void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
+		 const int *live, struct dt_op *op);
+
+/* target.c */
+enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
+enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO };
+
+struct dt_session;
+struct dt_target {
+	char name[PATH_MAX + 32];	/* as given: ext4, dir:/x, faulty:... */
+	enum dt_ttype type;
+	enum dt_fault fault;
+	char dir[PATH_MAX];
+	char fsname[32];		/* statfs-derived or fstype */
+	struct rm_opts mopts;		/* model options (profile, bs, maxbytes) */
+	int fiemap;			/* 0 none, 1 FS_IOC_FIEMAP, 2 RS_IOC_FIEMAP */
+	int fiemap_nosync;		/* no FIEMAP_FLAG_SYNC (pre-writeback maps) */
+	int rs_ioctl;			/* fusefs: shift modes through RS_IOC_* */
+	int mmap_ok;
+	int can_remount;		/* own mount point and root */
+	int global_drop;		/* echo 3 > /proc/sys/vm/drop_caches */
+	uint32_t disabled;		/* kinds this target cannot do (probe) */
+	char probe_notes[512];
+	char mnt_dev[PATH_MAX], mnt_dir[PATH_MAX], mnt_type[64], mnt_opts[512];
+	struct dt_session *sessions;	/* open sessions (for remount) */
+	unsigned counter;		/* unique file names */
+	char tag[64];
+	/* counters of events that are not divergences */
+	uint64_t enospc_resets, remount_fallbacks;
+};
+
+struct dt_session {
+	struct dt_target *t;
+	int nfiles;
+	struct rm_file *model[DT_MAXFILES];
+	struct rm_file *fake[DT_MAXFILES];	/* faulty/model targets */
+	int fd[DT_MAXFILES];
+	char path[DT_MAXFILES][PATH_MAX + 160];
+	void *fmbuf;				/* FIEMAP ioctl buffer */
+	struct dt_session *next;
+};
+
+int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
+		   char *err, size_t errn);
+void dt_target_fini(struct dt_target *t);
+int dt_session_open(struct dt_target *t, int nfiles, struct dt_session **out,
+		    char *err, size_t errn);
+void dt_session_close(struct dt_session *s);
+/* Replace file i by a fresh empty file (and fresh model). */
+int dt_session_reset_file(struct dt_session *s, int i);
+
+/* Raw target operations: return >= 0 or -errno, like the kernel. */
+ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off);
+ssize_t dt_t_pread(struct dt_session *s, int i, void *b, size_t n, int64_t off);
+ssize_t dt_t_mwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off);
+ssize_t dt_t_mread(struct dt_session *s, int i, void *b, size_t n, int64_t off);
+int dt_t_truncate(struct dt_session *s, int i, int64_t size);
+int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len);
+int dt_t_fsync(struct dt_session *s, int i);
+int dt_t_reopen(struct dt_session *s, int i);
+int dt_t_drop(struct dt_session *s);
+int dt_t_remount(struct dt_session *s, char *note, size_t n);
+int64_t dt_t_size(struct dt_session *s, int i);
+int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence);
+/* FIEMAP of [start, start+len): all extents, appended to *ext (realloc'd);
+ * returns the count or -errno. */
+int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
+		    struct rm_extent **ext, size_t *cap);
+
+/* exec.c: the oracle */
+enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_NKINDS };
+const char *dt_divkind_name(int k);
+
+struct dt_div {
+	int kind;		/* enum dt_divkind */
+	int file;
+	uint64_t opno;		/* index of the op in the run (0-based) */
+	struct dt_op op;
+	char msg[512];
+	int64_t byte_off;	/* first differing byte (DV_DATA), -1 otherwise */
+	int exp_byte, act_byte;
+	int64_t map_lo, map_hi;	/* range whose maps differ (DV_MAP) */
+	char *picture;		/* malloc'd: expected vs actual maps */
+};
+
+struct dt_opts {
+	uint64_t check_every;	/* full-file check every K ops */
+	int64_t shift_check_max;	/* bytes hashed after insert/collapse */
+	int64_t write_check_max;	/* bytes hashed after a write (both ends) */
+	uint64_t map_batch;	/* check the affected maps every N ops (1: each op) */
+	int verify_fullmap_after_global;
+};
+
+struct dt_exec {
+	struct dt_session *s;
+	struct dt_opts o;
+	unsigned char *mbuf, *tbuf;	/* DT_MAX_IO each */
+	struct rm_extent *ext;
+	size_t extcap;
+	struct rm_run *runs;
+	size_t nruns, runcap;
+	/* statistics */
+	uint64_t ops, kind_count[DT_NKINDS];
+	uint64_t errs[DT_NKINDS][DT_NERRNO];	/* target results by errno */
+	int file_reset;		/* set when the last op replaced its file (ENOSPC) */
+	int64_t max_extents;	/* FIEMAP extents seen in one file (measured) */
+	int64_t max_model_runs;
+	uint64_t enospc;
+	uint64_t syscalls;
+	/* map ranges changed since the last map check (--map-batch) */
+	int pend[DT_MAXFILES];
+	int64_t pend_lo[DT_MAXFILES], pend_hi[DT_MAXFILES];
+	struct dt_op pend_op[DT_MAXFILES];
+	uint64_t since_map;
+};
+
+int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *o);
+void dt_exec_fini(struct dt_exec *x);
+/* Execute op (on model and target) and check it.  Returns DV_NONE or the
+ * divergence kind with *d filled. */
+int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
+/* Full check of file i: size, whole map, whole data. */
+int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d);
+void dt_div_free(struct dt_div *d);
+/* Render expected (model) vs actual map of [lo, hi) of file i. */
+char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi);
+
+/* Depth estimates from an extent count (documented in README). */
+int dt_ext4_depth_est(int64_t extents);
+int dt_xfs_levels_est(int64_t extents, int *btree);
+
+/* shrink.c */
+struct dt_shrink_res {
+	struct dt_op *ops;	/* shrunk log */
+	size_t nops;
+	int nfiles;
+	struct dt_div div;	/* divergence of the shrunk log */
+	uint64_t tests;
+	double seconds;
+	int complete;		/* 1-minimal reached within budget */
+};
+/* Run ops on fresh files of target t; return DV kind of the first
+ * divergence (with *d), DV_NONE if clean, <0 on setup error. */
+int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
+	       size_t n, const struct dt_opts *o, struct dt_div *d,
+	       size_t *stop_at);
+int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
+	      size_t n, int file, int kind, const struct dt_opts *o,
+	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r);
+/* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
+int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
+		   const struct dt_op *ops, size_t n, const struct dt_div *d,
+		   uint64_t seed);
+int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
+		 const struct dt_op *ops, size_t n, uint64_t seed);
+/* Read an op log: header gives target/files when present. */
+int dt_log_read(const char *path, struct dt_op **ops, size_t *n, int *nfiles,
+		char *target, size_t tn, char *err, size_t errn);
+
+#endif /* DIFFTEST_DT_H */

@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c - the oracle: run one op on the model and on the target and check,
+ * per op: the return value or errno, the size (fstat), the FIEMAP map of the
+ * range the op can have changed against the model's may-masks (every real
+ * block state must be in its block's may-set; delalloc counts as data; the
+ * map is compared in whole blocks), the bytes the op touched or shifted
+ * (XXH3 of pread() against rm_hash()), and SEEK_DATA/SEEK_HOLE answers
+ * with rm_lseek_ok().  dt_full_check() checks a whole file: size, whole
+ * map, every byte of the non-hole runs plus the edges of every hole.
+ *
+ * Cost per op is kept low on purpose (the campaign target is 1e6 ops in
+ * QEMU TCG): one syscall for the op, fstat only when the size can change,
+ * FIEMAP only over the affected range, hashing only touched bytes (at most
+ * shift_check_max after an insert/collapse: both ends of the shifted range;
+ * the rest is covered by the full check every K ops).  Restricting the map
+ * check to the affected range is sound: it only checks less.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "dt.h"
+
+static const char *const divnames[DV_NKINDS] = {
+	"none", "return", "size", "map", "data", "seek"
+};
+
+const char *dt_divkind_name(int k)
+{
+	return k >= 0 && k < DV_NKINDS ? divnames[k] : "?";
+}
+
+int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *o)
+{
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->o = *o;
+	if (!x->o.shift_check_max)
+		x->o.shift_check_max = 256 << 10;
+	if (!x->o.write_check_max)
+		x->o.write_check_max = 128 << 10;
+	x->mbuf = malloc(DT_MAX_IO);
+	x->tbuf = malloc(DT_MAX_IO);
+	if (!x->mbuf || !x->tbuf) {
+		dt_exec_fini(x);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dt_exec_fini(struct dt_exec *x)
+{
+	free(x->mbuf);
+	free(x->tbuf);
+	free(x->ext);
+	free(x->runs);
+	x->mbuf = x->tbuf = NULL;
+	x->ext = NULL;
+	x->runs = NULL;
+}
+
+void dt_div_free(struct dt_div *d)
+{
+	free(d->picture);
+	d->picture = NULL;
+}
+
+static void div_set(struct dt_div *d, int kind, int file, uint64_t opno,
+		    const struct dt_op *op, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+#include <stdarg.h>
+static void div_set(struct dt_div *d, int kind, int file, uint64_t opno,
+		    const struct dt_op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(d->picture);
+	memset(d, 0, sizeof(*d));
+	d->kind = kind;
+	d->file = file;
+	d->opno = opno;
+	if (op)
+		d->op = *op;
+	d->byte_off = -1;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- maps ---- */
+
+static int run_cb(void *ctx, const struct rm_run *r)
+{
+	struct dt_exec *x = ctx;
+
+	if (x->nruns == x->runcap) {
+		size_t nc = x->runcap ? x->runcap * 2 : 256;
+		struct rm_run *n = realloc(x->runs, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		x->runs = n;
+		x->runcap = nc;
+	}
+	x->runs[x->nruns++] = *r;
+	return 0;
+}
+
+static int model_runs(struct dt_exec *x, int i, int64_t lo, int64_t hi)
+{
+	x->nruns = 0;
+	if (hi <= lo)
+		return 0;
+	return rm_walk(x->s->model[i], lo, hi, run_cb, x);
+}
+
+static char state_char(unsigned st)
+{
+	return st == RM_DATA ? 'D' : st == RM_UNWRITTEN ? 'U' : st == RM_HOLE ? '.' : '?';
+}
+
+static void may_str(unsigned may, char *b)
+{
+	int n = 0;
+	if (may & RM_DATA) b[n++] = 'D';
+	if (may & RM_UNWRITTEN) b[n++] = 'U';
+	if (may & RM_HOLE) b[n++] = '.';
+	b[n] = 0;
+}
+
+/* Actual state of block at byte `pos` given sorted extents. */
+static unsigned real_state_at(const struct rm_extent *e, int64_t n, int64_t pos, int64_t bs)
+{
+	for (int64_t j = 0; j < n; j++) {
+		int64_t a = e[j].logical & ~(bs - 1);
+		int64_t b = dt_sat_add(e[j].logical + e[j].length, bs - 1) & ~(bs - 1);
+		if (pos >= a && pos < b)
+			return (e[j].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+	}
+	return RM_HOLE;
+}
+
+char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
+{
+	struct dt_session *s = x->s;
+	int64_t bs = rm_blocksize(s->model[i]);
+	size_t cap = 8192;
+	char *out = malloc(cap);
+	size_t len = 0;
+
+	if (!out)
+		return NULL;
+	if (lo < 0)
+		lo = 0;
+	lo &= ~(bs - 1);
+	if (hi < lo || hi - lo > 512 * bs)
+		hi = dt_sat_add(lo, 512 * bs);
+	hi = dt_sat_add(hi, bs - 1) & ~(bs - 1);
+#define PUT(...) do { \
+	int k_ = snprintf(out + len, cap - len, __VA_ARGS__); \
+	if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1; \
+} while (0)
+	int64_t ne = dt_t_fiemap(s, i, lo, hi - lo, &x->ext, &x->extcap);
+	if (model_runs(x, i, lo, hi) < 0 || ne < 0) {
+		PUT("(map unavailable: %s)\n", ne < 0 ? dt_errname((int)ne) : "model walk");
+		return out;
+	}
+	PUT("block map of f%d, bytes %" PRId64 "..%" PRId64 ", one char per %" PRId64
+	    "-byte block (D data, U unwritten, . hole, ? model allows several;\n"
+	    "the model's allowed set is listed under each '^'); size %" PRId64 "\n",
+	    i, lo, hi, bs, rm_size(s->model[i]));
+	for (int64_t row = lo; row < hi; row = dt_sat_add(row, 64 * bs)) {
+		int64_t rend = dt_sat_add(row, 64 * bs) < hi ? row + 64 * bs : hi;
+		char exp[80], act[80], mark[80];
+		int n = 0, bad = 0;
+		size_t r = 0;
+		for (int64_t p = row; p < rend; p += bs, n++) {
+			while (r < x->nruns && x->runs[r].off + x->runs[r].len <= p)
+				r++;
+			unsigned may = r < x->nruns ? x->runs[r].may : RM_HOLE;
+			unsigned st = real_state_at(x->ext, ne, p, bs);
+			exp[n] = (may & (may - 1)) ? '?' : state_char(may);
+			act[n] = state_char(st);
+			mark[n] = (may & st) ? ' ' : '^';
+			bad |= !(may & st);
+		}
+		exp[n] = act[n] = mark[n] = 0;
+		PUT("block %8" PRId64 "  expected: %s\n", row / bs, exp);
+		PUT("                actual:   %s\n", act);
+		if (bad) {
+			PUT("                          %s\n", mark);
+			r = 0;
+			for (int64_t p = row; p < rend; p += bs) {
+				while (r < x->nruns && x->runs[r].off + x->runs[r].len <= p)
+					r++;
+				unsigned may = r < x->nruns ? x->runs[r].may : RM_HOLE;
+				unsigned st = real_state_at(x->ext, ne, p, bs);
+				if (!(may & st)) {
+					char m[4];
+					may_str(may, m);
+					PUT("                block %" PRId64 ": kernel %c, model allows {%s}\n",
+					    p / bs, state_char(st), m);
+				}
+			}
+		}
+	}
+#undef PUT
+	return out;
+}
+
+/* Check the map of [lo, hi) (hi INT64_MAX: to the end of both maps). */
+static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	struct rm_file *m = s->model[i];
+	int64_t bs = rm_blocksize(m);
+
+	if (!s->t->fiemap)
+		return DV_NONE;
+	if (rm_profile_of(m) == RM_PROFILE_BYTES)
+		bs = 1;		/* byte-granular runs: compare bytes, not blocks */
+	if (lo < 0)
+		lo = 0;
+	lo &= ~(bs - 1);
+	int whole = hi == INT64_MAX;
+	int64_t mend = rm_map_end(m);
+	if (rm_size(m) > mend)
+		mend = rm_size(m);
+	if (hi > dt_sat_add(mend, bs) || whole)
+		hi = INT64_MAX;	/* FIEMAP past the model's end: anything there is extra */
+	/* fiemap_prep() clips every request to s_maxbytes: nothing beyond it
+	 * can be observed (nor compared) */
+	int64_t maxb = rm_maxbytes(m) > INT64_MAX - bs ? (INT64_MAX & ~(bs - 1))
+					: (rm_maxbytes(m) + bs - 1) & ~(bs - 1);
+	if (lo >= maxb)
+		return DV_NONE;
+	int64_t ne = dt_t_fiemap(s, i, lo, hi == INT64_MAX ? INT64_MAX : hi - lo,
+				 &x->ext, &x->extcap);
+	x->syscalls++;
+	if (ne < 0) {
+		div_set(d, DV_MAP, i, opno, op, "FIEMAP failed: %s", dt_errname((int)ne));
+		return DV_MAP;
+	}
+	if (hi == INT64_MAX) {
+		hi = mend;
+		if (ne > 0) {
+			int64_t rend = x->ext[ne - 1].logical + x->ext[ne - 1].length;
+			if (rend > hi)
+				hi = rend;
+		}
+	}
+	if (hi > maxb - bs + 1)
+		hi = maxb;
+	else
+		hi = dt_sat_add(hi, bs - 1) & ~(bs - 1);
+	if (whole && ne > x->max_extents)
+		x->max_extents = ne;
+	if (hi <= lo)
+		return DV_NONE;
+	int rc = model_runs(x, i, lo, hi);
+	if (rc < 0) {
+		div_set(d, DV_MAP, i, opno, op, "model walk failed: %s", dt_errname(rc));
+		return DV_MAP;
+	}
+	/* sweep: model runs (cover [lo, hi)) against real extents */
+	int64_t e = 0;
+	for (size_t r = 0; r < x->nruns; r++) {
+		const struct rm_run *run = &x->runs[r];
+		int64_t p = run->off, end = run->off + run->len;
+		while (p < end) {
+			while (e < ne && x->ext[e].logical + x->ext[e].length <= p)
+				e++;
+			unsigned st;
+			int64_t q;
+			if (e < ne && (x->ext[e].logical & ~(bs - 1)) <= p) {
+				st = (x->ext[e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+				/* whole blocks: an extent ending mid-block (a byte-exact
+				 * map clipped at EOF) covers its last block */
+				q = dt_sat_add(x->ext[e].logical + x->ext[e].length, bs - 1) & ~(bs - 1);
+			} else {
+				st = RM_HOLE;
+				q = e < ne ? (x->ext[e].logical & ~(bs - 1)) : end;
+			}
+			if (q > end)
+				q = end;
+			if (q <= p)
+				q = dt_sat_add(p, bs);
+			if (!(run->may & st)) {
+				char mm[4];
+				may_str(run->may, mm);
+				div_set(d, DV_MAP, i, opno, op,
+					"block map: bytes %" PRId64 "..%" PRId64 " (blocks %" PRId64
+					"..%" PRId64 ") are %c on the target, the model allows {%s}",
+					p, q, p / bs, (q - 1) / bs, state_char(st), mm);
+				d->map_lo = p;
+				d->map_hi = q;
+				int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
+				d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
+				return DV_MAP;
+			}
+			p = q;
+		}
+	}
+	return DV_NONE;
+}
+
+/* ---- data ---- */
+
+static int data_range(struct dt_exec *x, int i, int64_t lo, int64_t hi,
+		      const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	struct rm_file *m = s->model[i];
+
+	if (lo < 0)
+		lo = 0;
+	if (hi > rm_size(m))
+		hi = rm_size(m);
+	/* p advances by n, never past hi: no overflow near INT64_MAX */
+	for (int64_t p = lo, n0; p < hi; p += n0) {
+		size_t n = (size_t)(hi - p < DT_MAX_IO ? hi - p : DT_MAX_IO);
+		n0 = (int64_t)n;
+		ssize_t tr = dt_t_pread(s, i, x->tbuf, n, p);
+		x->syscalls++;
+		if (tr == (ssize_t)n && XXH3_64bits(x->tbuf, n) == rm_hash(m, p, (int64_t)n))
+			continue;
+		ssize_t mr = rm_pread(m, x->mbuf, n, p);
+		if (tr == (ssize_t)n && mr == (ssize_t)n && !memcmp(x->tbuf, x->mbuf, n)) {
+			/* same bytes, different hash: rm_hash() disagrees with
+			 * rm_pread(), a model bug, not the target's */
+			div_set(d, DV_DATA, i, opno, op, "MODEL INTERNAL ERROR: rm_hash(%" PRId64
+				", %zu) = %016" PRIx64 " but XXH3 of rm_pread()'s bytes is %016" PRIx64,
+				p, n, rm_hash(m, p, (int64_t)n), (uint64_t)XXH3_64bits(x->mbuf, n));
+			return -EUCLEAN;
+		}
+		if (tr < 0) {
+			div_set(d, DV_DATA, i, opno, op, "pread(%" PRId64 ", %zu) failed: %s",
+				p, n, dt_errname((int)tr));
+			return DV_DATA;
+		}
+		int64_t k = 0, lim = tr < mr ? tr : mr;
+		while (k < lim && x->tbuf[k] == x->mbuf[k])
+			k++;
+		div_set(d, DV_DATA, i, opno, op,
+			"data: first differing byte at offset %" PRId64 ": expected 0x%02x, "
+			"target has %s%02x (pread of %zu bytes returned %zd, model %zd)",
+			p + k, k < mr ? x->mbuf[k] : 0, k < tr ? "0x" : "EOF/",
+			k < tr ? x->tbuf[k] : 0, n, tr, mr);
+		d->byte_off = p + k;
+		d->exp_byte = k < mr ? x->mbuf[k] : -1;
+		d->act_byte = k < tr ? x->tbuf[k] : -1;
+		return DV_DATA;
+	}
+	return DV_NONE;
+}
+
+/* Check [lo, hi) but at most `cap` bytes: both ends when it is bigger. */
+static int data_check(struct dt_exec *x, int i, int64_t lo, int64_t hi, int64_t cap,
+		      const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	if (hi - lo <= cap)
+		return data_range(x, i, lo, hi, op, opno, d);
+	int rc = data_range(x, i, lo, lo + cap / 2, op, opno, d);
+	if (rc)
+		return rc;
+	int64_t sz = rm_size(x->s->model[i]);
+	if (hi > sz)
+		hi = sz;
+	return data_range(x, i, hi - cap / 2 > lo ? hi - cap / 2 : lo, hi, op, opno, d);
+}
+
+static int check_size(struct dt_exec *x, int i, const struct dt_op *op, uint64_t opno,
+		      struct dt_div *d)
+{
+	int64_t ts = dt_t_size(x->s, i), ms = rm_size(x->s->model[i]);
+
+	x->syscalls++;
+	if (ts != ms) {
+		div_set(d, DV_SIZE, i, opno, op, "size: expected %" PRId64 ", target has %" PRId64
+			"%s", ms, ts, ts < 0 ? " (fstat failed)" : "");
+		return DV_SIZE;
+	}
+	return DV_NONE;
+}
+
+int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
+{
+	struct rm_file *m = x->s->model[i];
+	char msg[256];
+	int rc;
+
+	if (rm_check(m, msg, sizeof(msg))) {
+		div_set(d, DV_DATA, i, opno, NULL, "MODEL INTERNAL ERROR (rm_check): %s", msg);
+		return -EUCLEAN;
+	}
+	if ((rc = check_size(x, i, NULL, opno, d)))
+		return rc;
+	x->pend[i] = 0;		/* the whole map is checked now */
+	if ((rc = check_map(x, i, 0, INT64_MAX, NULL, opno, d)))
+		return rc;
+	int64_t size = rm_size(m), bs = rm_blocksize(m);
+	if ((rc = model_runs(x, i, 0, size)) < 0)
+		return DV_NONE;
+	/* copy: data_range() does not walk, but keep the runs stable anyway */
+	size_t nr = x->nruns;
+	struct rm_run *runs = malloc((nr ? nr : 1) * sizeof(*runs));
+	if (!runs)
+		return -ENOMEM;
+	if (nr)
+		memcpy(runs, x->runs, nr * sizeof(*runs));
+	rc = DV_NONE;
+	int64_t dlo = -1;
+	for (size_t r = 0; r <= nr && !rc; r++) {
+		/* holes and unwritten-only runs read as zeros: their edges are
+		 * sampled (bulk zeros cost TCG time and catch little that the
+		 * map check does not) */
+		int hole = r < nr && !(runs[r].may & RM_DATA);
+		if (r < nr && !hole) {
+			if (dlo < 0)
+				dlo = runs[r].off;
+			continue;
+		}
+		if (dlo >= 0) {
+			rc = data_range(x, i, dlo, runs[r - 1].off + runs[r - 1].len, NULL, opno, d);
+			dlo = -1;
+		}
+		if (hole && !rc) {	/* a hole must read as zeros: sample its edges */
+			rc = data_range(x, i, runs[r].off, dt_sat_add(runs[r].off, bs), NULL, opno, d);
+			if (!rc && runs[r].len > bs)
+				rc = data_range(x, i, runs[r].off + runs[r].len - bs,
+						runs[r].off + runs[r].len, NULL, opno, d);
+		}
+	}
+	free(runs);
+	struct rm_stats st;
+	rm_stats(m, &st);
+	if ((int64_t)st.nodes > x->max_model_runs)
+		x->max_model_runs = (int64_t)st.nodes;
+	return rc;
+}
+
+static void count(struct dt_exec *x, int kind, int64_t r)
+{
+	x->ops++;
+	x->kind_count[kind]++;
+	int e = r < 0 ? (int)-r : 0;
+	x->errs[kind][e < DT_NERRNO ? e : DT_NERRNO - 1]++;
+}
+
+#define RET_DIV(mr, tr) do { \
+	if ((mr) != (tr)) { \
+		div_set(d, DV_RET, i, opno, op, "return: expected %" PRId64 " (%s), target returned %" \
+			PRId64 " (%s)", (int64_t)(mr), dt_errname((mr) < 0 ? (int)(mr) : 0), \
+			(int64_t)(tr), dt_errname((tr) < 0 ? (int)(tr) : 0)); \
+		return DV_RET; \
+	} \
+} while (0)
+
+static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
+
+/* Map check of an op's range now, or (--map-batch N) later, merged with the
+ * other ranges changed since the last check: FIEMAP_FLAG_SYNC writes back,
+ * and under TCG one write-back for N ops is much cheaper than N. */
+static int map_after(struct dt_exec *x, int i, int64_t lo, int64_t hi,
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	if (x->o.map_batch <= 1)
+		return check_map(x, i, lo, hi, op, opno, d);
+	if (lo < 0)
+		lo = 0;
+	if (!x->pend[i] || lo < x->pend_lo[i])
+		x->pend_lo[i] = lo;
+	if (!x->pend[i] || hi > x->pend_hi[i])
+		x->pend_hi[i] = hi;
+	x->pend[i] = 1;
+	x->pend_op[i] = *op;
+	return DV_NONE;
+}
+
+static int flush_maps(struct dt_exec *x, uint64_t opno, struct dt_div *d)
+{
+	x->since_map = 0;
+	for (int i = 0; i < x->s->nfiles; i++) {
+		if (!x->pend[i])
+			continue;
+		x->pend[i] = 0;
+		int rc = check_map(x, i, x->pend_lo[i], x->pend_hi[i], &x->pend_op[i], opno, d);
+		if (rc)
+			return rc;
+	}
+	return DV_NONE;
+}
+
+int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int rc = exec_inner(x, op, opno, d);
+	if (rc || x->o.map_batch <= 1)
+		return rc;
+	if (x->file_reset)
+		x->pend[op->file] = 0;
+	/* global ops and reopen change what is cached: settle the maps first */
+	if (++x->since_map >= x->o.map_batch || dt_kind_is_global(op->kind) ||
+	    op->kind == DT_REOPEN || op->kind == DT_FSYNC)
+		return flush_maps(x, opno, d);
+	return DV_NONE;
+}
+
+static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file;
+
+	x->file_reset = 0;
+	if (i >= s->nfiles) {
+		div_set(d, DV_RET, i, opno, op, "op names file f%d but the session has %d files",
+			i, s->nfiles);
+		return -EINVAL;
+	}
+	struct rm_file *m = s->model[i];
+	int64_t bs = rm_blocksize(m);
+	int64_t off = op->off, len = op->len;
+	int64_t mr, tr;
+	int rc;
+
+	x->syscalls++;
+	switch (op->kind) {
+	case DT_PWRITE: {
+		size_t n = (size_t)len;
+		dt_fill_pattern(x->mbuf, n, op->pat);
+		mr = rm_pwrite(m, x->mbuf, n, off);
+		tr = dt_t_pwrite(s, i, x->mbuf, n, off);
+		count(x, op->kind, tr);
+		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
+			goto enospc;
+		RET_DIV(mr, tr);
+		if (mr <= 0)
+			return DV_NONE;
+		if ((rc = check_size(x, i, op, opno, d)) ||
+		    (rc = map_after(x, i, off, off + mr, op, opno, d)))
+			return rc;
+		return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
+				  op, opno, d);
+	}
+	case DT_PREAD:
+	case DT_MREAD: {
+		size_t n = (size_t)len;
+		if (op->kind == DT_MREAD) {
+			int64_t sz = rm_size(m);
+			n = off >= sz || off < 0 ? 0 : (size_t)(sz - off < len ? sz - off : len);
+		}
+		mr = rm_pread(m, x->mbuf, n, off);
+		tr = op->kind == DT_PREAD ? dt_t_pread(s, i, x->tbuf, n, off)
+					  : dt_t_mread(s, i, x->tbuf, n, off);
+		count(x, op->kind, tr);
+		RET_DIV(mr, tr);
+		if (mr > 0 && memcmp(x->mbuf, x->tbuf, (size_t)mr)) {
+			int64_t k = 0;
+			while (x->mbuf[k] == x->tbuf[k])
+				k++;
+			div_set(d, DV_DATA, i, opno, op, "data: %s returned 0x%02x at offset %" PRId64
+				", expected 0x%02x", dt_kind_name(op->kind), x->tbuf[k], off + k,
+				x->mbuf[k]);
+			d->byte_off = off + k;
+			d->exp_byte = x->mbuf[k];
+			d->act_byte = x->tbuf[k];
+			return DV_DATA;
+		}
+		return DV_NONE;
+	}
+	case DT_MWRITE: {
+		int64_t sz = rm_size(m);
+		size_t n = off >= sz || off < 0 ? 0 : (size_t)(sz - off < len ? sz - off : len);
+		dt_fill_pattern(x->mbuf, n, op->pat);
+		mr = n ? rm_pwrite(m, x->mbuf, n, off) : 0;
+		tr = dt_t_mwrite(s, i, x->mbuf, n, off);
+		count(x, op->kind, tr);
+		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
+			goto enospc;
+		RET_DIV(mr, tr);
+		if (mr <= 0)
+			return DV_NONE;
+		if ((rc = check_size(x, i, op, opno, d)) ||
+		    (rc = map_after(x, i, off, off + mr, op, opno, d)))
+			return rc;
+		return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
+				  op, opno, d);
+	}
+	case DT_TRUNCATE: {
+		int64_t old = rm_size(m);
+		mr = rm_truncate(m, off);
+		tr = dt_t_truncate(s, i, off);
+		count(x, op->kind, tr);
+		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
+			goto enospc;
+		RET_DIV(mr, tr);
+		if (mr < 0)
+			return DV_NONE;
+		int64_t lo = old < off ? old : off;
+		if ((rc = check_size(x, i, op, opno, d)) ||
+		    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
+			return rc;
+		/* the partial block at the new/old EOF must read as zeros past it */
+		return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
+	}
+	case DT_FALLOC: case DT_FALLOC_KEEP: case DT_PUNCH: case DT_ZERO:
+	case DT_ZERO_KEEP: case DT_INSERT: case DT_COLLAPSE: case DT_UNSHARE:
+	case DT_FMODE: {
+		int mode = dt_kind_mode(op);
+		int64_t old = rm_size(m);
+		mr = rm_fallocate(m, mode, off, len);
+		tr = dt_t_fallocate(s, i, mode, off, len);
+		count(x, op->kind, tr);
+		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
+			goto enospc;
+		RET_DIV(mr, tr);
+		if (mr < 0)
+			return DV_NONE;
+		int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
+		if (old != rm_size(m) || shift)
+			if ((rc = check_size(x, i, op, opno, d)))
+				return rc;
+		int64_t end = len > INT64_MAX - off ? INT64_MAX : off + len;
+		if (shift)
+			end = INT64_MAX;
+		if ((rc = map_after(x, i, off, end, op, opno, d)))
+			return rc;
+		if (shift)
+			return data_check(x, i, off & ~(bs - 1), rm_size(m), x->o.shift_check_max,
+					  op, opno, d);
+		/* allocate/punch/zero: the partial blocks at both edges are where
+		 * bytes change (or must not); the interior is zeros or untouched,
+		 * which the map check and the periodic full check cover */
+		if ((rc = data_range(x, i, off & ~(bs - 1), dt_sat_add(off & ~(bs - 1), 2 * bs), op, opno, d)))
+			return rc;
+		if (end == INT64_MAX || end <= dt_sat_add(off, 2 * bs))
+			return DV_NONE;
+		return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
+	}
+	case DT_FSYNC:
+		mr = rm_fsync(m);
+		tr = dt_t_fsync(s, i);
+		count(x, op->kind, tr);
+		RET_DIV(mr, tr);
+		return DV_NONE;
+	case DT_REOPEN:
+		tr = dt_t_reopen(s, i);
+		count(x, op->kind, tr);
+		if (tr < 0) {
+			div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
+			return (int)tr;
+		}
+		/* close may trim post-EOF preallocation (xfs_release()) */
+		return map_after(x, i, rm_size(m), INT64_MAX, op, opno, d);
+	case DT_DROP:
+		tr = dt_t_drop(s);
+		count(x, op->kind, tr);
+		return DV_NONE;
+	case DT_REMOUNT: {
+		char note[PATH_MAX + 128];
+		tr = dt_t_remount(s, note, sizeof(note));
+		count(x, op->kind, tr);
+		if (tr < 0) {
+			div_set(d, DV_RET, i, opno, op, "remount failed: %s", note);
+			return (int)tr;
+		}
+		/* what is on disk now: check every file of the session */
+		for (int j = 0; j < s->nfiles; j++)
+			if ((rc = dt_full_check(x, j, opno, d))) {
+				d->op = *op;
+				return rc;
+			}
+		return DV_NONE;
+	}
+	case DT_SEEK_DATA:
+	case DT_SEEK_HOLE: {
+		int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
+		tr = dt_t_lseek(s, i, off, wh);
+		count(x, op->kind, tr);
+		if (!rm_lseek_ok(m, off, wh, tr)) {
+			int64_t e = rm_lseek(m, off, wh);
+			div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
+				" (%s); the model expects %" PRId64 " (%s) and does not allow that",
+				off, wh == RM_SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", tr,
+				dt_errname(tr < 0 ? (int)tr : 0), e, dt_errname(e < 0 ? (int)e : 0));
+			return DV_SEEK;
+		}
+		return DV_NONE;
+	}
+	default:
+		div_set(d, DV_RET, i, opno, op, "unknown op kind %d", op->kind);
+		return -EINVAL;
+	}
+enospc:
+	/* The model has no notion of free space: a real ENOSPC is not a
+	 * divergence, but the file's state is now unknown: start it afresh. */
+	x->enospc++;
+	s->t->enospc_resets++;
+	x->file_reset = 1;
+	rc = dt_session_reset_file(s, i);
+	return rc < 0 ? rc : DV_NONE;
+}
+
+/* ext4: 4 extents fit in the inode (i_block), an index or leaf block of
+ * 4 KiB holds (4096 - 12) / 12 = 340 entries (ext4_ext_space_block()):
+ * depth 0 up to 4 extents, 1 up to 4*340, 2 up to 4*340^2.  This is a lower
+ * bound estimated from the FIEMAP extent count (splits leave blocks half
+ * full, so the real tree can be deeper); debugfs is not in the guest. */
+int dt_ext4_depth_est(int64_t extents)
+{
+	int d = 0;
+	int64_t cap = 4;
+
+	while (extents > cap && d < 5) {
+		cap *= 340;
+		d++;
+	}
+	return d;
+}
+
+/* XFS v5, 512-byte inodes: the data fork's literal area holds
+ * (512 - 176) / 16 = 21 extent records (XFS_IFORK_MAXEXT) in extents
+ * format; beyond that the fork is a btree whose in-inode root holds
+ * (336 - 4) / 16 = 20 keys/ptrs and whose 4 KiB leaves hold
+ * (4096 - 72) / 16 = 251 records (xfs_bmbt_maxrecs()).  Levels: 1 = root
+ * with leaves, 2 with one interior level.  Again an estimate (lower
+ * bound) from the extent count. */
+int dt_xfs_levels_est(int64_t extents, int *btree)
+{
+	if (extents <= 21) {
+		*btree = 0;
+		return 0;
+	}
+	*btree = 1;
+	int lv = 1;
+	int64_t cap = 20 * 251;
+	while (extents > cap && lv < 5) {
+		cap *= 252;
+		lv++;
+	}
+	return lv;
+}

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen.c - the operation generator: deterministic from the seed (splitmix64,
+ * no global state), a weighted mix of kinds, and offsets/lengths biased to
+ * where file systems get things wrong: block edges, EOF, the boundaries of
+ * the extents that exist now (read from the model with rm_walk), tiny and
+ * huge lengths, s_maxbytes, ext4's 2^32-block edge, negative values.
+ *
+ * To reach deep extent trees (ext4 index levels beyond 4 in-inode and 340
+ * per-block extents, XFS btree-format forks beyond ~21 in-inode extents) a
+ * file now and then enters a "stripe" phase in which most of its ops touch
+ * single blocks on a 2-block grid, which splits the map into alternating
+ * runs.  A file is truncated to 0 (a "reset") when it gets too big or too
+ * fragmented, which also bounds the work of shrinking a divergence: ops
+ * before the last reset of a file cannot matter to it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt.h"
+
+uint64_t dt_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rnd(struct dt_gen *g, uint64_t n)	/* [0, n) */
+{
+	return n ? dt_rand(&g->rng) % n : 0;
+}
+
+static int chance(struct dt_gen *g, unsigned pct)
+{
+	return rnd(g, 100) < pct;
+}
+
+void dt_weights_default(unsigned *w)
+{
+	static const unsigned def[DT_NKINDS] = {
+		[DT_PWRITE] = 200, [DT_PREAD] = 60, [DT_MWRITE] = 40,
+		[DT_MREAD] = 30, [DT_TRUNCATE] = 50, [DT_FALLOC] = 50,
+		[DT_FALLOC_KEEP] = 40, [DT_PUNCH] = 60, [DT_ZERO] = 40,
+		[DT_ZERO_KEEP] = 30, [DT_INSERT] = 80, [DT_COLLAPSE] = 80,
+		[DT_UNSHARE] = 5, [DT_FMODE] = 20, [DT_FSYNC] = 30,
+		[DT_REOPEN] = 10, [DT_DROP] = 5, [DT_REMOUNT] = 1,
+		[DT_SEEK_DATA] = 30, [DT_SEEK_HOLE] = 30,
+	};
+	memcpy(w, def, sizeof(def));
+}
+
+int dt_weights_parse(unsigned *w, const char *spec, char *err, size_t errn)
+{
+	unsigned tmp[DT_NKINDS];
+	char *copy = strdup(spec), *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(tmp, w, sizeof(tmp));
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(p, '=');
+		char *end;
+		if (!eq) {
+			snprintf(err, errn, "weight '%s' is not KIND=N", p);
+			free(copy);
+			return -EINVAL;
+		}
+		*eq = 0;
+		unsigned long v = strtoul(eq + 1, &end, 10);
+		if (*end || end == eq + 1 || v > 1000000) {
+			snprintf(err, errn, "weight '%s': bad number '%s'", p, eq + 1);
+			free(copy);
+			return -EINVAL;
+		}
+		if (!strcmp(p, "all")) {
+			for (int k = 0; k < DT_NKINDS; k++)
+				tmp[k] = (unsigned)v;
+			continue;
+		}
+		int k = dt_kind_parse(p);
+		if (k < 0) {
+			snprintf(err, errn, "unknown op kind '%s' in --weights (see --help)", p);
+			free(copy);
+			return -EINVAL;
+		}
+		tmp[k] = (unsigned)v;
+	}
+	free(copy);
+	unsigned sum = 0;
+	for (int k = 0; k < DT_NKINDS; k++)
+		sum += tmp[k];
+	if (!sum) {
+		snprintf(err, errn, "all weights are zero");
+		return -EINVAL;
+	}
+	memcpy(w, tmp, sizeof(tmp));
+	return 0;
+}
+
+void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
+		 int64_t maxbytes)
+{
+	memset(g, 0, sizeof(*g));
+	g->rng = seed ^ 0x6A09E667F3BCC909ull;
+	dt_weights_default(g->weights);
+	g->nfiles = nfiles;
+	g->bs = bs;
+	g->maxbytes = maxbytes;
+	g->ws = 4 << 20;
+	g->reset_extents = 8000;
+	g->reset_bytes = 32 << 20;	/* bounds the full checks' reads */
+}
+
+struct bctx {
+	int64_t b[6];
+	int n;
+};
+
+static int bound_cb(void *ctx, const struct rm_run *r)
+{
+	struct bctx *c = ctx;
+
+	c->b[c->n++] = r->off + r->len;
+	return c->n >= 6;
+}
+
+/* An existing extent boundary near a random point (O(log n + 6)). */
+static int64_t extent_boundary(struct dt_gen *g, const struct rm_file *f)
+{
+	int64_t end = rm_map_end(f);
+	struct bctx c = { .n = 0 };
+
+	if (end <= 0)
+		return 0;
+	int64_t p = (int64_t)rnd(g, (uint64_t)end) & ~(int64_t)(g->bs - 1);
+	if (rm_walk(f, p, end, bound_cb, &c) < 0 || c.n == 0)
+		return p;
+	return c.b[rnd(g, (uint64_t)c.n)];
+}
+
+static int64_t limit_value(struct dt_gen *g)
+{
+	int64_t bs = g->bs, mb = g->maxbytes;
+	int64_t e32 = ((int64_t)1 << 32) * bs;	/* ext4: EXT_MAX_BLOCKS edge */
+	switch (rnd(g, 12)) {
+	case 0: return mb;
+	case 1: return mb - 1;
+	case 2: return mb - bs;
+	case 3: return (mb - (int64_t)rnd(g, 8) * bs) & ~(bs - 1);
+	case 4: return e32 - bs;
+	case 5: return e32 - 2 * bs;
+	case 6: return INT64_MAX;
+	case 7: return -1;
+	case 8: return -bs;
+	case 9: return ((int64_t)1 << 32) - (int64_t)rnd(g, 2) * bs;
+	case 10: return ((int64_t)1 << 31);
+	default: return dt_sat_add(mb, bs);
+	}
+}
+
+static int64_t pick_off(struct dt_gen *g, const struct rm_file *f, int64_t size)
+{
+	int64_t bs = g->bs;
+	int64_t span = size > g->ws ? size : g->ws;
+
+	switch (rnd(g, 100)) {
+	case 0 ... 29:	/* a block edge in the working range */
+		return (int64_t)rnd(g, (uint64_t)(span / bs) + 1) * bs;
+	case 30 ... 44: {	/* around EOF */
+		int64_t d = (int64_t)rnd(g, 3) * bs + (chance(g, 30) ? (int64_t)rnd(g, 9) - 4 : 0);
+		int64_t o = chance(g, 50) ? dt_sat_add(size, d) : size - d;
+		return o < 0 ? 0 : o;
+	}
+	case 45 ... 64: {	/* an existing extent boundary, +- a little */
+		int64_t o = extent_boundary(g, f);
+		if (chance(g, 20))
+			o = dt_sat_add(o, chance(g, 50) ? bs : -bs);
+		if (chance(g, 10))
+			o = dt_sat_add(o, (int64_t)rnd(g, 3) - 1);
+		return o < 0 ? 0 : o;
+	}
+	case 65 ... 84:	/* anywhere, unaligned */
+		return (int64_t)rnd(g, (uint64_t)span + 1);
+	case 85 ... 97:	/* small offsets: the first blocks are busy */
+		return (int64_t)rnd(g, 4 * (uint64_t)bs);
+	default:
+		return limit_value(g);
+	}
+}
+
+static int64_t pick_len(struct dt_gen *g, int64_t off, int64_t size, int io)
+{
+	int64_t bs = g->bs;
+
+	switch (rnd(g, 100)) {
+	case 0 ... 14: return 1 + (int64_t)rnd(g, 16);
+	case 15 ... 49: return (1 + (int64_t)rnd(g, 8)) * bs;
+	case 50 ... 69: return 1 + (int64_t)rnd(g, 65536);
+	case 70 ... 79: return (1 + (int64_t)rnd(g, 64)) * bs;
+	case 80 ... 87: /* to EOF */
+		return size - off > 0 ? size - off : bs;
+	case 88 ... 89: return 1 + (int64_t)rnd(g, DT_MAX_IO);
+	case 90 ... 92: return 1 + (int64_t)rnd(g, 3 * (uint64_t)bs);
+	case 93 ... 94: return 0;
+	default:
+		if (io)
+			return (int64_t)rnd(g, 2) * bs + 1 + (int64_t)rnd(g, bs);
+		/* huge and weird: only for calls that allocate nothing much or
+		 * fail (the exec caps what would really allocate) */
+		switch (rnd(g, 6)) {
+		case 0: return -bs;
+		case 1: return g->maxbytes - (off > 0 ? off : 0);
+		case 2: return INT64_MAX;
+		case 3: return ((int64_t)1 << 40);
+		case 4: return (g->maxbytes - size) & ~(bs - 1);
+		default: return ((int64_t)1 << 32) * bs - (off > 0 ? off : 0);
+		}
+	}
+}
+
+static int pick_kind(struct dt_gen *g)
+{
+	uint64_t sum = 0;
+
+	for (int k = 0; k < DT_NKINDS; k++)
+		if (!(g->disabled & (1u << k)))
+			sum += g->weights[k];
+	if (!sum)
+		return DT_PREAD;
+	uint64_t r = rnd(g, sum);
+	for (int k = 0; k < DT_NKINDS; k++) {
+		if (g->disabled & (1u << k))
+			continue;
+		if (r < g->weights[k])
+			return k;
+		r -= g->weights[k];
+	}
+	return DT_PREAD;
+}
+
+/* Invalid (and a few valid) fallocate mode words: vfs_fallocate() checks
+ * them in order, so each exercises one rule. */
+static int32_t pick_fmode(struct dt_gen *g)
+{
+	static const int32_t modes[] = {
+		RM_FALLOC_FL_PUNCH_HOLE,			/* needs KEEP_SIZE */
+		RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+		RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+		RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+		RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE,
+		RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE,
+		RM_FALLOC_FL_NO_HIDE_STALE,
+		RM_FALLOC_FL_NO_HIDE_STALE | RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE,
+		RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+		RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_COLLAPSE_RANGE,
+		0x80, 0x100, -1,
+	};
+	return modes[rnd(g, sizeof(modes) / sizeof(modes[0]))];
+}
+
+void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
+		 const int *live, struct dt_op *op)
+{
+	int nl = 0, idx[DT_MAXFILES];
+	int64_t bs = g->bs;
+
+	for (int i = 0; i < g->nfiles; i++)
+		if (live[i])
+			idx[nl++] = i;
+	memset(op, 0, sizeof(*op));
+	op->pat = (uint8_t)(1 + rnd(g, 255));
+	op->file = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : 0);
+	const struct rm_file *f = models[op->file];
+	int64_t size = rm_size(f);
+	struct rm_stats st;
+
+	rm_stats(f, &st);
+	/* reset a file that grew too big or too fragmented, and now and then */
+	if ((int64_t)st.nodes > g->reset_extents || st.alloc_bytes > g->reset_bytes ||
+	    size > ((int64_t)1 << 40) || rnd(g, 30000) == 0) {
+		op->kind = DT_TRUNCATE;
+		op->off = 0;
+		g->stripe_left[op->file] = 0;
+		return;
+	}
+	if (g->stripe_left[op->file] == 0 && rnd(g, 2000) == 0)
+		g->stripe_left[op->file] = 2000 + (int64_t)rnd(g, 8000);
+	if (g->stripe_left[op->file] > 0) {
+		g->stripe_left[op->file]--;
+		if (chance(g, 60)) {
+			static const int sk[] = { DT_PWRITE, DT_PWRITE, DT_FALLOC_KEEP,
+						  DT_PUNCH, DT_ZERO, DT_PWRITE };
+			int k = sk[rnd(g, 6)];
+			if (!(g->disabled & (1u << k))) {
+				op->kind = (uint8_t)k;
+				op->off = (int64_t)rnd(g, 2048) * 2 * bs;
+				op->len = bs;
+				return;
+			}
+		}
+	}
+
+	int k = pick_kind(g);
+	op->kind = (uint8_t)k;
+	switch (k) {
+	case DT_PWRITE:
+	case DT_PREAD:
+		op->off = pick_off(g, f, size);
+		op->len = pick_len(g, op->off, size, 1);
+		if (op->off > g->maxbytes - 2 * bs && op->len > 2 * bs)
+			op->len = 2 * bs;
+		if (op->len > DT_MAX_IO)
+			op->len = DT_MAX_IO;
+		if (op->len < 0)
+			op->len = 1;
+		break;
+	case DT_MWRITE:
+	case DT_MREAD:
+		/* mapped I/O stays inside EOF (past it a page fault is SIGBUS) */
+		if (size == 0) {
+			op->kind = k == DT_MWRITE ? DT_PWRITE : DT_PREAD;
+			op->off = 0;
+			op->len = 1 + (int64_t)rnd(g, 2 * (uint64_t)bs);
+			break;
+		}
+		op->off = (int64_t)rnd(g, (uint64_t)size);
+		if (chance(g, 40))
+			op->off &= ~(bs - 1);
+		op->len = 1 + (int64_t)rnd(g, (uint64_t)(size - op->off));
+		if (op->len > 256 * 1024)
+			op->len = 256 * 1024;
+		break;
+	case DT_TRUNCATE:
+		switch (rnd(g, 10)) {
+		case 0: op->off = 0; break;
+		case 1: op->off = limit_value(g); break;
+		case 2 ... 4: op->off = dt_sat_add(extent_boundary(g, f), (int64_t)rnd(g, 3) - 1); break;
+		default: op->off = pick_off(g, f, size);
+		}
+		break;
+	case DT_INSERT:
+	case DT_COLLAPSE:
+		if (chance(g, 75) && size > bs) {
+			/* mostly valid: aligned, inside the file */
+			int64_t nb = size / bs;
+			op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
+			if (chance(g, 40))
+				op->off = extent_boundary(g, f) & ~(bs - 1);
+			int64_t room = k == DT_COLLAPSE ? nb - op->off / bs - 1 : 16;
+			if (room < 1)
+				room = 1;
+			op->len = (1 + (int64_t)rnd(g, (uint64_t)(room < 64 ? room : 64))) * bs;
+			if (k == DT_INSERT && chance(g, 3))
+				op->len = dt_sat_add(g->maxbytes - size, (int64_t)rnd(g, 3) * bs - bs) & ~(bs - 1);
+			break;
+		}
+		op->off = pick_off(g, f, size);
+		op->len = pick_len(g, op->off, size, 0);
+		break;
+	case DT_FMODE:
+		op->mode = pick_fmode(g);
+		/* fall through */
+	case DT_FALLOC: case DT_FALLOC_KEEP: case DT_PUNCH: case DT_ZERO:
+	case DT_ZERO_KEEP: case DT_UNSHARE:
+		op->off = pick_off(g, f, size);
+		op->len = pick_len(g, op->off, size, 0);
+		/* the model knows no ENOSPC: keep calls that would really allocate
+		 * to a size the test file systems hold (failing calls stay wild) */
+		if ((k == DT_FALLOC || k == DT_FALLOC_KEEP || k == DT_ZERO ||
+		     k == DT_ZERO_KEEP) && op->off >= 0 && op->len > (8 << 20) &&
+		    op->len <= g->maxbytes - op->off)
+			op->len = 8 << 20;
+		break;
+	case DT_SEEK_DATA:
+	case DT_SEEK_HOLE:
+		op->off = chance(g, 90) ? pick_off(g, f, size) : limit_value(g);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the difftest command line: a campaign (default), --replay of an
+ * op log, --merge of JSON reports, -j N parallel shards (child processes
+ * re-running this binary with --shard), and, on the host, handing a run
+ * over ext4/xfs/fusefs targets (which live in the QEMU guest) to the
+ * difftest-vm wrapper.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "campaign.h"
+
+#ifndef DT_SOURCE_DIR
+#define DT_SOURCE_DIR "."
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: difftest [OPTIONS]\n"
+"Differential tester: runs one generated op sequence against the reference model\n"
+"(in-process) and against each target, checks every result, shrinks divergences.\n"
+"\n"
+"  -N, --ops COUNT        ops per target (accepts 1e6; default 10000)\n"
+"  -S, --seed SEED        generator seed (default 1)\n"
+"  -t, --target T         repeatable; default: ext4, xfs, fusefs\n"
+"        ext4 | xfs | fusefs   the guest mounts /mnt/ext4, /mnt/xfs, /mnt/fusefs (on the\n"
+"                              host a run over them boots the patched kernel in QEMU\n"
+"                              through difftest-vm)\n"
+"        dir:PATH[:PROFILE]    any directory; profile (ext4|xfs|bytes) from statfs f_type\n"
+"        model[:PROFILE]       the model against itself (must be clean)\n"
+"        faulty:KIND[:PROFILE] TEST ONLY: a model that misbehaves on purpose; KIND is\n"
+"                              insert-off-by-one, lost-unwritten or wrong-errno\n"
+"      --weights K=V,...  op mix (kinds: pwrite pread mwrite mread truncate falloc\n"
+"                         falloc_keep punch zero zero_keep insert collapse unshare fmode\n"
+"                         fsync reopen drop_caches remount seek_data seek_hole; all=V)\n"
+"      --check-every K    full-file check (size, whole map, all data) every K ops (1000)\n"
+"      --files N          files per target, 1..%d (4)\n"
+"      --shard I/N        run shard I of N (disjoint seeds, COUNT/N ops each)\n"
+"  -j N                   N shards in parallel (child processes; VMs on the host)\n"
+"      --replay LOG       run an op log (target from its header unless -t); exit 1 on divergence\n"
+"      --shrink           with --replay: also shrink the divergence (ddmin) and print/write it\n"
+"      --out DIR          reproducers and report (default ./difftest-out)\n"
+"      --json FILE        JSON report (default OUT/report.json)\n"
+"      --merge            merge the JSON reports given as arguments into --json (or stdout)\n"
+"      --max-div N        stop a target after N divergences (3)\n"
+"      --no-shrink        write unshrunk reproducers\n"
+"      --shrink-runs N    ddmin budget in runs (2000) ...\n"
+"      --shrink-seconds S ... and in seconds (300)\n"
+"      --shift-check MAX  bytes hashed after insert/collapse, both ends (262144)\n"
+"      --no-remount       never unmount (remount = drop caches + reopen)\n"
+"      --map-batch N      check the maps changed by the last N ops together (1: after\n"
+"                         every op); fewer FIEMAP write-backs, divergences found later\n"
+"      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
+"                         model's states are after write-back, expect false alarms)\n"
+"      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
+"  -q, --quiet            no progress output\n"
+"  -h, --help             this text\n"
+"Exit status: 0 clean, 1 divergence, 2 usage or setup error.\n", DT_MAXFILES);
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 1e15 || v != floor(v))
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+static int is_guest_target(const char *t)
+{
+	return !strcmp(t, "ext4") || !strcmp(t, "xfs") || !strcmp(t, "fusefs");
+}
+
+static int mounted_at(const char *dir)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char dev[PATH_MAX], mnt[PATH_MAX];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%4095s %4095s %*s %*s %*d %*d", dev, mnt) == 2)
+		if (!strcmp(mnt, dir))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* On the host: hand the whole command line to difftest-vm. */
+static int exec_vm_wrapper(char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (getenv("DIFFTEST_IN_GUEST")) {
+		fprintf(stderr, "difftest: in the guest but a target mount is missing\n");
+		return 2;
+	}
+	const char *cands[2] = { NULL, DT_SOURCE_DIR "/difftest-vm" };
+	if (n > 0) {
+		self[n] = 0;
+		char *sl = strrchr(self, '/');
+		if (sl) {
+			*sl = 0;
+			snprintf(path, sizeof(path), "%s/difftest-vm", self);
+			cands[0] = path;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (cands[i] && access(cands[i], X_OK) == 0) {
+			fprintf(stderr, "difftest: /mnt/ext4 etc. are not mounted here: running in "
+				"QEMU through %s\n", cands[i]);
+			argv[0] = (char *)cands[i];
+			execv(cands[i], argv);
+			fprintf(stderr, "difftest: exec %s: %s\n", cands[i], strerror(errno));
+			return 2;
+		}
+	fprintf(stderr, "difftest: targets ext4/xfs/fusefs need the guest (difftest-vm not "
+		"found); use dir:PATH on the host\n");
+	return 2;
+}
+
+/* -j N: run N copies of ourselves with --shard, then merge their reports. */
+static int run_parallel(int argc, char **argv, int jobs, int shard_i, int shard_n,
+			const char *out, const char *json)
+{
+	pid_t pids[64];
+	char jsons[64][PATH_MAX + 64];
+	char *files[64];
+	int status = 0;
+
+	for (int k = 0; k < jobs; k++) {
+		char sh[64], od[PATH_MAX + 32];
+		snprintf(sh, sizeof(sh), "%d/%d", shard_i * jobs + k, shard_n * jobs);
+		snprintf(od, sizeof(od), "%s/shard-%d", out, k);
+		snprintf(jsons[k], sizeof(jsons[k]), "%s/report.json", od);
+		mkdir(od, 0755);
+		char **av = calloc((size_t)argc + 12, sizeof(*av));
+		if (!av)
+			return 2;
+		int m = 0;
+		av[m++] = argv[0];
+		for (int a = 1; a < argc; a++) {
+			if (!strcmp(argv[a], "-j") || !strcmp(argv[a], "--shard") ||
+			    !strcmp(argv[a], "--out") || !strcmp(argv[a], "--json")) {
+				a++;
+				continue;
+			}
+			if (!strncmp(argv[a], "-j", 2) || !strncmp(argv[a], "--shard=", 8) ||
+			    !strncmp(argv[a], "--out=", 6) || !strncmp(argv[a], "--json=", 7))
+				continue;
+			av[m++] = argv[a];
+		}
+		av[m++] = "--shard";
+		av[m++] = sh;
+		av[m++] = "--out";
+		av[m++] = od;
+		av[m++] = "--json";
+		av[m++] = jsons[k];
+		av[m++] = "--quiet-bar";
+		av[m] = NULL;
+		pid_t p = fork();
+		if (p == 0) {
+			execv("/proc/self/exe", av);
+			_exit(2);
+		}
+		free(av);
+		if (p < 0) {
+			perror("difftest: fork");
+			return 2;
+		}
+		pids[k] = p;
+		files[k] = jsons[k];
+	}
+	for (int k = 0; k < jobs; k++) {
+		int st;
+		if (waitpid(pids[k], &st, 0) < 0 || !WIFEXITED(st))
+			status = 2;
+		else if (WEXITSTATUS(st) > status)
+			status = WEXITSTATUS(st);
+	}
+	FILE *f = fopen(json, "w");
+	char err[512];
+	if (!f || dt_report_merge(files, jobs, f, err, sizeof(err))) {
+		fprintf(stderr, "difftest: merging shard reports into %s failed%s%s\n", json,
+			f ? ": " : "", f ? err : "");
+		if (f)
+			fclose(f);
+		return 2;
+	}
+	fclose(f);
+	fprintf(stderr, "difftest: merged %d shard reports into %s\n", jobs, json);
+	return status;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int do_replay(const char *log, const char *tspec, const struct dt_opts *o,
+		     const char *out, int shrink)
+{
+	struct dt_op *ops;
+	size_t n, stop = 0;
+	int nfiles;
+	char target[PATH_MAX + 32] = "", err[1024];
+
+	if (dt_log_read(log, &ops, &n, &nfiles, target, sizeof(target), err, sizeof(err))) {
+		fprintf(stderr, "difftest: %s\n", err);
+		return 2;
+	}
+	if (tspec)
+		snprintf(target, sizeof(target), "%s", tspec);
+	if (!target[0]) {
+		fprintf(stderr, "difftest: %s names no target: give -t\n", log);
+		free(ops);
+		return 2;
+	}
+	if (is_guest_target(target) && !mounted_at(strcmp(target, "ext4") ? strcmp(target, "xfs") ?
+						   "/mnt/fusefs" : "/mnt/xfs" : "/mnt/ext4")) {
+		free(ops);
+		return -1;	/* caller hands over to the VM */
+	}
+	struct dt_target t;
+	if (dt_target_init(&t, target, "replay", err, sizeof(err))) {
+		fprintf(stderr, "difftest: %s\n", err);
+		free(ops);
+		return 2;
+	}
+	struct dt_div d;
+	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
+	if (rc < 0 && !(shrink && rc == -EUCLEAN)) {
+		fprintf(stderr, "difftest: replay failed: %s\n", d.msg[0] ? d.msg : strerror(-rc));
+		free(ops);
+		return 2;
+	}
+	if (rc == DV_NONE) {
+		printf("replay %s on %s: %zu ops, no divergence\n", log, target, n);
+		free(ops);
+		return 0;
+	}
+	char line[256];
+	dt_op_format(&d.op, line, sizeof(line));
+	printf("replay %s on %s: DIVERGENCE (%s) at op %" PRIu64 " (%s): %s\n", log, target,
+	       rc < 0 ? "model error" : dt_divkind_name(rc), d.opno, line, d.msg);
+	if (d.byte_off >= 0)
+		printf("first differing byte: offset %" PRId64 ", expected 0x%02x, actual 0x%02x\n",
+		       d.byte_off, d.exp_byte, d.act_byte < 0 ? 0 : d.act_byte);
+	if (d.picture)
+		printf("%s", d.picture);
+	if (shrink) {
+		struct dt_shrink_res sr;
+		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, d.file, rc, o,
+				  2000, 300, &sr);
+		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
+		       k ? " (did not reproduce as a whole: unshrunk)" : "");
+		for (size_t j = 0; j < sr.nops; j++) {
+			dt_op_format(&sr.ops[j], line, sizeof(line));
+			printf("  %s\n", line);
+		}
+		if (!k && out) {
+			char dir[PATH_MAX + 32];
+			snprintf(dir, sizeof(dir), "%s/replay-shrunk", out);
+			mkdir(out, 0755);
+			if (!dt_write_repro(dir, &t, sr.nfiles, sr.ops, sr.nops, &sr.div, 0))
+				printf("shrunk reproducer: %s/repro.sh\n", dir);
+		}
+		dt_div_free(&sr.div);
+		free(sr.ops);
+	}
+	if (out) {
+		char dir[PATH_MAX + 32];
+		snprintf(dir, sizeof(dir), "%s/replay", out);
+		mkdir(out, 0755);
+		if (!dt_write_repro(dir, &t, nfiles, ops, stop + 1 < n ? stop + 1 : n, &d, 0))
+			printf("reproducer: %s/repro.sh\n", dir);
+	}
+	dt_div_free(&d);
+	free(ops);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "ops", required_argument, NULL, 'N' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "target", required_argument, NULL, 't' },
+		{ "weights", required_argument, NULL, 'w' },
+		{ "check-every", required_argument, NULL, 'K' },
+		{ "files", required_argument, NULL, 'F' },
+		{ "shard", required_argument, NULL, 's' },
+		{ "replay", required_argument, NULL, 'r' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "merge", no_argument, NULL, 'M' },
+		{ "max-div", required_argument, NULL, 'D' },
+		{ "no-shrink", no_argument, NULL, 'n' },
+		{ "shrink-runs", required_argument, NULL, 'R' },
+		{ "shrink-seconds", required_argument, NULL, 'T' },
+		{ "shift-check", required_argument, NULL, 'C' },
+		{ "no-remount", no_argument, NULL, 'U' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "quiet-bar", no_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "shrink", no_argument, NULL, 'Z' },
+		{ "fiemap-nosync", no_argument, NULL, 'Y' },
+		{ "map-batch", required_argument, NULL, 'P' },
+		{ 0 }
+	};
+	struct dt_campaign c;
+	const char *targets[32];
+	int ntargets = 0, jobs = 1, merge = 0, quiet_bar = 0, shrink = 0;
+	const char *replay = NULL, *json = NULL;
+	char err[512];
+	uint64_t v;
+
+	signal(SIGXFSZ, SIG_IGN);	/* writes past limits must fail with EFBIG, not kill us */
+	memset(&c, 0, sizeof(c));
+	c.ops = 10000;
+	c.seed = 1;
+	c.nfiles = 4;
+	c.o.check_every = 1000;
+	c.o.shift_check_max = 256 << 10;
+	c.o.write_check_max = 128 << 10;
+	c.o.map_batch = 1;
+	c.shard_n = 1;
+	c.shrink_tests = 2000;
+	c.shrink_seconds = 300;
+	c.max_div = 3;
+	snprintf(c.out, sizeof(c.out), "difftest-out");
+	dt_weights_default(c.weights);
+
+	/* --vm-* options belong to difftest-vm (host side of a guest run) */
+	for (int a = 1; a < argc; a++)
+		if (!strncmp(argv[a], "--vm-", 5))
+			return exec_vm_wrapper(argv);
+	int opt;
+	while ((opt = getopt_long(argc, argv, "N:S:t:j:qh", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'N':
+			if (parse_count(optarg, &c.ops)) {
+				fprintf(stderr, "difftest: --ops: '%s' is not a count (e.g. 20000 or 1e6)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (parse_count(optarg, &c.seed) && sscanf(optarg, "%" SCNi64, (int64_t *)&c.seed) != 1) {
+				fprintf(stderr, "difftest: -S: bad seed '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			if (ntargets == 32) {
+				fprintf(stderr, "difftest: too many targets\n");
+				return 2;
+			}
+			targets[ntargets++] = optarg;
+			break;
+		case 'w':
+			if (dt_weights_parse(c.weights, optarg, err, sizeof(err))) {
+				fprintf(stderr, "difftest: --weights: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'K':
+			if (parse_count(optarg, &c.o.check_every)) {
+				fprintf(stderr, "difftest: --check-every: bad count '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+			if (parse_count(optarg, &v) || v < 1 || v > DT_MAXFILES) {
+				fprintf(stderr, "difftest: --files: 1..%d\n", DT_MAXFILES);
+				return 2;
+			}
+			c.nfiles = (int)v;
+			break;
+		case 's':
+			if (sscanf(optarg, "%d/%d", &c.shard_i, &c.shard_n) != 2 || c.shard_n < 1 ||
+			    c.shard_i < 0 || c.shard_i >= c.shard_n) {
+				fprintf(stderr, "difftest: --shard: expected I/N with 0 <= I < N, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			if (parse_count(optarg, &v) || v < 1 || v > 64) {
+				fprintf(stderr, "difftest: -j: 1..64\n");
+				return 2;
+			}
+			jobs = (int)v;
+			break;
+		case 'r': replay = optarg; break;
+		case 'o': snprintf(c.out, sizeof(c.out), "%s", optarg); break;
+		case 'J': json = optarg; break;
+		case 'M': merge = 1; break;
+		case 'D':
+			if (parse_count(optarg, &c.max_div) || !c.max_div) {
+				fprintf(stderr, "difftest: --max-div: a count >= 1\n");
+				return 2;
+			}
+			break;
+		case 'n': c.no_shrink = 1; break;
+		case 'R':
+			if (parse_count(optarg, &c.shrink_tests)) {
+				fprintf(stderr, "difftest: --shrink-runs: bad count\n");
+				return 2;
+			}
+			break;
+		case 'T':
+			if (parse_count(optarg, &v)) {
+				fprintf(stderr, "difftest: --shrink-seconds: bad count\n");
+				return 2;
+			}
+			c.shrink_seconds = (double)v;
+			break;
+		case 'C':
+			if (parse_count(optarg, &v) || v < 4096) {
+				fprintf(stderr, "difftest: --shift-check: a byte count >= 4096\n");
+				return 2;
+			}
+			c.o.shift_check_max = (int64_t)v;
+			break;
+		case 'U': c.no_remount = 1; break;
+		case 'q': c.quiet = 1; break;
+		case 'B': quiet_bar = 1; break;
+		case 'Z': shrink = 1; break;
+		case 'Y': c.fiemap_nosync = 1; break;
+		case 'P':
+			if (parse_count(optarg, &c.o.map_batch) || !c.o.map_batch) {
+				fprintf(stderr, "difftest: --map-batch: a count >= 1\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (merge) {
+		if (optind >= argc) {
+			fprintf(stderr, "difftest: --merge needs report files\n");
+			return 2;
+		}
+		FILE *f = json ? fopen(json, "w") : stdout;
+		if (!f) {
+			fprintf(stderr, "difftest: %s: %s\n", json, strerror(errno));
+			return 2;
+		}
+		int rc = dt_report_merge(argv + optind, argc - optind, f, err, sizeof(err));
+		if (json)
+			fclose(f);
+		if (rc) {
+			fprintf(stderr, "difftest: --merge: %s\n", err);
+			return 2;
+		}
+		return 0;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "difftest: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	if (replay) {
+		int rc = do_replay(replay, ntargets ? targets[0] : NULL, &c.o,
+				   json || strcmp(c.out, "difftest-out") ? c.out : NULL, shrink);
+		return rc == -1 ? exec_vm_wrapper(argv) : rc;
+	}
+	if (!ntargets) {
+		targets[ntargets++] = "ext4";
+		targets[ntargets++] = "xfs";
+		targets[ntargets++] = "fusefs";
+	}
+	for (int i = 0; i < ntargets; i++)
+		if (is_guest_target(targets[i])) {
+			char mp[64];
+			snprintf(mp, sizeof(mp), "/mnt/%s", targets[i]);
+			if (!mounted_at(mp))
+				return exec_vm_wrapper(argv);
+		}
+	if (mkdir(c.out, 0755) && errno != EEXIST) {
+		fprintf(stderr, "difftest: --out %s: %s\n", c.out, strerror(errno));
+		return 2;
+	}
+	char jpath[PATH_MAX + 32];
+	if (!json) {
+		snprintf(jpath, sizeof(jpath), "%s/report.json", c.out);
+		json = jpath;
+	}
+	if (jobs > 1)
+		return run_parallel(argc, argv, jobs, c.shard_i, c.shard_n, c.out, json);
+
+	/* this shard: its own seed stream and share of the ops */
+	c.base_seed = c.seed;
+	if (c.shard_n > 1) {
+		uint64_t s = c.seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(c.shard_i + 1));
+		c.seed = dt_rand(&s);
+		uint64_t per = c.ops / (uint64_t)c.shard_n;
+		c.ops = per + ((uint64_t)c.shard_i < c.ops % (uint64_t)c.shard_n);
+		snprintf(c.shard_tag, sizeof(c.shard_tag), "s%d-", c.shard_i);
+		snprintf(c.prefix, sizeof(c.prefix), "[shard %d/%d] ", c.shard_i, c.shard_n);
+	}
+	c.tty = !quiet_bar && isatty(2);
+	struct dt_tresult *res = calloc((size_t)ntargets, sizeof(*res));
+	if (!res)
+		return 2;
+	double t0 = now();
+	int bad = 0, fatal = 0;
+	for (int i = 0; i < ntargets; i++) {
+		int rc = dt_campaign_target(&c, targets[i], &res[i]);
+		if (rc)
+			fatal = 1;
+		if (res[i].divergences)
+			bad = 1;
+	}
+	double secs = now() - t0;
+	FILE *f = fopen(json, "w");
+	if (!f || dt_report_json(f, &c, res, ntargets, secs)) {
+		fprintf(stderr, "difftest: cannot write %s: %s\n", json, strerror(errno));
+		fatal = 1;
+	}
+	if (f)
+		fclose(f);
+	if (!c.quiet) {
+		fprintf(stderr, "difftest: %ssummary (%.1fs, report %s):\n", c.prefix, secs, json);
+		for (int i = 0; i < ntargets; i++)
+			fprintf(stderr, "  %-24s %-6s %9" PRIu64 " ops %8.0f ops/s  %" PRIu64
+				" divergences  max extents %" PRId64 "%s%s\n", res[i].name, res[i].fsname,
+				res[i].ops, res[i].seconds - res[i].shrink_seconds > 0 ?
+				res[i].ops / (res[i].seconds - res[i].shrink_seconds) : 0.0,
+				res[i].divergences, res[i].max_extents, res[i].error[0] ? "  ERROR: " : "",
+				res[i].error);
+	}
+	free(res);
+	free(c.divs);
+	return bad ? 1 : fatal ? 2 : 0;
+}

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shrink.c - turning a divergence into a reproducer: replay an op log on
+ * fresh files of a target (dt_run_log), delta debugging over the op log
+ * (Zeller's ddmin, each candidate re-run on fresh files; a candidate
+ * "fails" when it shows a divergence of the same kind, and is then cut
+ * right after the op that diverged), and the three output files:
+ *   ops.log   the op log, for `difftest --replay ops.log`
+ *   repro.sh  a shell script running the real xfs_io (plus drop_caches and
+ *             umount/mount for the ops xfs_io has not) that prints
+ *             "BUG REPRODUCED" and exits 1 when the kernel still diverges
+ *   maps.txt  expected vs actual block maps and the first differing byte
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dt.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
+	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
+{
+	struct dt_session *s;
+	struct dt_exec x;
+	char err[512];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if ((rc = dt_session_open(t, nfiles, &s, err, sizeof(err))) < 0) {
+		snprintf(d->msg, sizeof(d->msg), "%s", err);
+		return rc;
+	}
+	if ((rc = dt_exec_init(&x, s, o)) < 0) {
+		dt_session_close(s);
+		return rc;
+	}
+	rc = DV_NONE;
+	size_t j;
+	for (j = 0; j < n && !rc; j++) {
+		rc = dt_exec_op(&x, &ops[j], j, d);
+		if (!rc && o->check_every && (j + 1) % o->check_every == 0)
+			for (int f = 0; f < nfiles && !rc; f++)
+				rc = dt_full_check(&x, f, j, d);
+	}
+	if (rc > 0) {
+		j--;
+	} else if (!rc) {
+		j = n ? n - 1 : 0;
+		for (int f = 0; f < nfiles && !rc; f++)
+			rc = dt_full_check(&x, f, j, d);
+		if (rc > 0 && n)
+			d->op = ops[n - 1];
+	}
+	if (rc > 0 && !d->picture) {
+		int64_t at = d->byte_off >= 0 ? d->byte_off : d->op.off;
+		int64_t bs = t->mopts.blocksize;
+		if (at < 0 || at > ((int64_t)1 << 50))
+			at = 0;
+		at &= ~(bs - 1);
+		d->picture = dt_map_picture(&x, d->file, at > 32 * bs ? at - 32 * bs : 0, dt_sat_add(at, 96 * bs));
+	}
+	if (stop_at)
+		*stop_at = j;
+	dt_exec_fini(&x);
+	dt_session_close(s);
+	return rc;
+}
+
+struct dd {
+	struct dt_target *t;
+	int nfiles;
+	int kind;
+	const struct dt_opts *o;
+	uint64_t tests, max_tests;
+	double t0, max_seconds;
+};
+
+/* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept. */
+static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
+{
+	struct dt_div d;
+	size_t stop = n;
+
+	c->tests++;
+	int rc = dt_run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop);
+	dt_div_free(&d);
+	if (rc != c->kind)
+		return 0;
+	*cut = stop + 1 < n ? stop + 1 : n;
+	return 1;
+}
+
+static int budget_left(struct dd *c)
+{
+	return c->tests < c->max_tests && now() - c->t0 < c->max_seconds;
+}
+
+int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
+	      size_t n, int file, int kind, const struct dt_opts *o,
+	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r)
+{
+	struct dd c = { .t = t, .nfiles = nfiles, .kind = kind, .o = o,
+			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds };
+	struct dt_op *cur = malloc((n ? n : 1) * sizeof(*cur));
+	struct dt_op *cand = malloc((n ? n : 1) * sizeof(*cand));
+	size_t len = n, cut;
+
+	memset(r, 0, sizeof(*r));
+	if (!cur || !cand) {
+		free(cur);
+		free(cand);
+		return -ENOMEM;
+	}
+	memcpy(cur, ops, n * sizeof(*cur));
+	r->nfiles = nfiles;
+
+	/* The other files usually do not matter: try the diverging file
+	 * alone (renamed f0) with the global ops first. */
+	if (nfiles > 1) {
+		size_t k = 0;
+		for (size_t j = 0; j < len; j++)
+			if (cur[j].file == file || dt_kind_is_global(cur[j].kind)) {
+				cand[k] = cur[j];
+				cand[k++].file = 0;
+			}
+		c.nfiles = 1;
+		if (dd_test(&c, cand, k, &cut)) {
+			memcpy(cur, cand, cut * sizeof(*cur));
+			len = cut;
+			r->nfiles = 1;
+		} else {
+			c.nfiles = nfiles;
+		}
+	}
+	/* it must fail as given (else the divergence depends on history
+	 * outside the log, e.g. the allocator's state: report unshrunk) */
+	if (!dd_test(&c, cur, len, &cut)) {
+		r->ops = cur;
+		r->nops = len;
+		free(cand);
+		r->tests = c.tests;
+		r->seconds = now() - c.t0;
+		return -EAGAIN;
+	}
+	len = cut;
+
+	size_t gran = 2;
+	while (len >= 2 && budget_left(&c)) {
+		size_t chunk = (len + gran - 1) / gran;
+		int found = 0;
+		/* complements first: dropping one chunk keeps the history */
+		for (size_t st = 0; st < len && !found && budget_left(&c); st += chunk) {
+			size_t e = st + chunk < len ? st + chunk : len, k = 0;
+			for (size_t j = 0; j < len; j++)
+				if (j < st || j >= e)
+					cand[k++] = cur[j];
+			if (k && dd_test(&c, cand, k, &cut)) {
+				memcpy(cur, cand, cut * sizeof(*cur));
+				len = cut;
+				gran = gran > 2 ? gran - 1 : 2;
+				found = 1;
+			}
+		}
+		for (size_t st = 0; st < len && !found && gran > 2 && budget_left(&c); st += chunk) {
+			size_t e = st + chunk < len ? st + chunk : len;
+			if (dd_test(&c, cur + st, e - st, &cut)) {
+				memmove(cur, cur + st, cut * sizeof(*cur));
+				len = cut;
+				gran = 2;
+				found = 1;
+			}
+		}
+		if (!found) {
+			if (gran >= len) {
+				r->complete = 1;
+				break;
+			}
+			gran = gran * 2 < len ? gran * 2 : len;
+		}
+	}
+	if (len < 2)
+		r->complete = 1;
+	free(cand);
+	/* the final log, run once more for its picture */
+	size_t stop;
+	int rc = dt_run_log(t, r->nfiles, cur, len, o, &r->div, &stop);
+	c.tests++;
+	r->ops = cur;
+	r->nops = len;
+	r->tests = c.tests;
+	r->seconds = now() - c.t0;
+	return rc == kind ? 0 : -EAGAIN;
+}
+
+/* ---- output files ---- */
+
+int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
+		 const struct dt_op *ops, size_t n, uint64_t seed)
+{
+	char line[256];
+
+	fprintf(f, "# difftest op log v1 (one op per line; replay: difftest --replay FILE)\n");
+	fprintf(f, "# target: %s\n# files: %d\n# profile: %s\n# blocksize: %u\n# seed: %" PRIu64 "\n",
+		t->name, nfiles, rm_profile_name(t->mopts.profile), t->mopts.blocksize, seed);
+	for (size_t j = 0; j < n; j++) {
+		dt_op_format(&ops[j], line, sizeof(line));
+		fprintf(f, "%s\n", line);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+int dt_log_read(const char *path, struct dt_op **ops, size_t *n, int *nfiles,
+		char *target, size_t tn, char *err, size_t errn)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	size_t cap = 0, cnt = 0, lineno = 0;
+	struct dt_op *v = NULL;
+	int maxf = 0;
+
+	if (!f) {
+		snprintf(err, errn, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	*nfiles = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#') {
+			int k;
+			if (sscanf(p, "# files: %d", &k) == 1)
+				*nfiles = k;
+			else if (!strncmp(p, "# target: ", 10) && target) {
+				snprintf(target, tn, "%s", p + 10);
+				target[strcspn(target, "\r\n")] = 0;
+			}
+			continue;
+		}
+		if (*p == '\n' || *p == 0 || *p == '\r')
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct dt_op *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		char e2[256];
+		if (dt_op_parse(p, &v[cnt], e2, sizeof(e2))) {
+			snprintf(err, errn, "%s:%zu: %s", path, lineno, e2);
+			free(v);
+			fclose(f);
+			return -EINVAL;
+		}
+		if (v[cnt].file + 1 > maxf)
+			maxf = v[cnt].file + 1;
+		cnt++;
+	}
+	fclose(f);
+	if (*nfiles < maxf)
+		*nfiles = maxf;
+	if (*nfiles < 1)
+		*nfiles = 1;
+	if (*nfiles > DT_MAXFILES) {
+		snprintf(err, errn, "%s: more than %d files", path, DT_MAXFILES);
+		free(v);
+		return -EINVAL;
+	}
+	*ops = v;
+	*n = cnt;
+	return 0;
+}
+
+/* The xfs_io command for an op, given the model size before it (mapped
+ * I/O is clipped to EOF exactly as difftest does).  Returns 0 if the op
+ * has no xfs_io form (then buf holds a comment). */
+static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	int64_t off = op->off, len = op->len;
+	int mode;
+
+	switch (op->kind) {
+	case DT_PWRITE:
+		snprintf(buf, n, "-c \"pwrite -q -S 0x%02x %" PRId64 " %" PRId64 "\"", op->pat, off, len);
+		return 1;
+	case DT_PREAD:
+		snprintf(buf, n, "-c \"pread -q %" PRId64 " %" PRId64 "\"", off, len);
+		return 1;
+	case DT_MWRITE:
+	case DT_MREAD: {
+		int64_t k = off >= size || off < 0 ? 0 : (size - off < len ? size - off : len);
+		if (!k) {
+			snprintf(buf, n, "# (%s past EOF: nothing to do)", dt_kind_name(op->kind));
+			return 0;
+		}
+		int64_t base = off & ~(int64_t)4095;
+		if (op->kind == DT_MWRITE)
+			snprintf(buf, n, "-c \"mmap -rw %" PRId64 " %" PRId64 "\" -c \"mwrite -S 0x%02x %"
+				 PRId64 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, op->pat,
+				 off - base, k);
+		else
+			snprintf(buf, n, "-c \"mmap -r %" PRId64 " %" PRId64 "\" -c \"mread %" PRId64
+				 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, off - base, k);
+		return 1;
+	}
+	case DT_TRUNCATE:
+		snprintf(buf, n, "-c \"truncate %" PRId64 "\"", off);
+		return 1;
+	case DT_FSYNC:
+		snprintf(buf, n, "-c \"fsync\"");
+		return 1;
+	case DT_SEEK_DATA:
+	case DT_SEEK_HOLE:
+		snprintf(buf, n, "-c \"seek -%c %" PRId64 "\"", op->kind == DT_SEEK_DATA ? 'd' : 'h', off);
+		return 1;
+	default:
+		break;
+	}
+	if (!dt_kind_is_falloc(op->kind))
+		return 0;
+	mode = dt_kind_mode(op);
+	int keep = mode & RM_FALLOC_FL_KEEP_SIZE, rest = mode & ~RM_FALLOC_FL_KEEP_SIZE;
+	const char *c = NULL;
+	switch (rest) {
+	case 0: c = keep ? "falloc -k" : "falloc"; break;
+	case RM_FALLOC_FL_ZERO_RANGE: c = keep ? "fzero -k" : "fzero"; break;
+	case RM_FALLOC_FL_PUNCH_HOLE: c = keep ? "fpunch" : "falloc -p"; break;
+	case RM_FALLOC_FL_INSERT_RANGE: c = keep ? "falloc -i -k" : "finsert"; break;
+	case RM_FALLOC_FL_COLLAPSE_RANGE: c = keep ? "falloc -c -k" : "fcollapse"; break;
+	case RM_FALLOC_FL_UNSHARE_RANGE: c = keep ? "falloc -u -k" : "funshare"; break;
+	}
+	if (!c) {
+		snprintf(buf, n, "# fallocate(mode 0x%x, %" PRId64 ", %" PRId64 ") has no xfs_io form",
+			 (unsigned)mode, off, len);
+		return 0;
+	}
+	snprintf(buf, n, "-c \"%s %" PRId64 " %" PRId64 "\"", c, off, len);
+	return 1;
+}
+
+struct allow_ctx {
+	FILE *f;
+	int64_t bs;
+	int64_t lo, hi;
+};
+
+static int allow_cb(void *ctx, const struct rm_run *r)
+{
+	struct allow_ctx *a = ctx;
+	for (int64_t p = r->off; p < r->off + r->len; p += a->bs) {
+		if (p < a->lo || p >= a->hi)
+			continue;
+		fputc(' ', a->f);
+		if (r->may & RM_DATA) fputc('D', a->f);
+		if (r->may & RM_UNWRITTEN) fputc('U', a->f);
+		if (r->may & RM_HOLE) fputc('.', a->f);
+	}
+	return 0;
+}
+
+static void write_script(FILE *f, struct dt_target *t, int nfiles,
+			 const struct dt_op *ops, size_t n, const struct dt_div *d)
+{
+	const char *fs = t->fsname;
+	struct rm_file *m[DT_MAXFILES] = { 0 };
+	unsigned char *buf = malloc(DT_MAX_IO);
+	char cmd[512];
+	int64_t bs = t->mopts.blocksize;
+
+	fprintf(f, "#!/bin/sh\n# difftest reproducer (generated; runs the real xfs_io).\n");
+	fprintf(f, "# divergence (%s) on %s (%s): %s\n", dt_divkind_name(d->kind), t->name, fs, d->msg);
+	fprintf(f, "# usage: sh repro.sh [DIR]   (DIR on a %s mount; as root for drop_caches/remount)\n",
+		fs);
+	fprintf(f, "# exit status: 1 and \"BUG REPRODUCED\" when the kernel still diverges, 0 when not\n");
+	fprintf(f, "set -u\nDIR=${1:-%s}\nXFS_IO=${XFS_IO:-xfs_io}\n",
+		!strcmp(fs, "xfs") ? "/mnt/xfs" : !strcmp(fs, "ext4") ? "/mnt/ext4" : t->dir);
+	for (int i = 0; i < nfiles; i++) {
+		fprintf(f, "F%d=\"$DIR/difftest-repro-f%d\"\n", i, i);
+		fprintf(f, "rm -f \"$F%d\"; : > \"$F%d\"\n", i, i);
+	}
+	fprintf(f, "remount() {\n\tset -- $(awk -v m=\"$DIR\" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)\n"
+		   "\tif [ $# -eq 3 ]; then sync; umount \"$DIR\" && mount -t \"$2\" -o \"$3\" \"$1\" \"$DIR\"; "
+		   "else sync; echo 3 > /proc/sys/vm/drop_caches; fi\n}\n");
+	for (int i = 0; i < nfiles; i++)
+		rm_file_new(&t->mopts, &m[i]);
+	int cur = -1;
+	for (size_t j = 0; j < n; j++) {
+		const struct dt_op *op = &ops[j];
+		int last = j + 1 == n;
+		int has = xfs_io_cmd(op, m[op->file] ? rm_size(m[op->file]) : 0, cmd, sizeof(cmd));
+		if (dt_kind_is_global(op->kind) || op->kind == DT_REOPEN || !has || last ||
+		    (int)op->file != cur) {
+			if (cur >= 0)
+				fprintf(f, " \"$F%d\"\n", cur);
+			cur = -1;
+		}
+		/* apply to the model (for sizes and the expected results) */
+		if (m[op->file] && buf) {
+			struct rm_file *mf = m[op->file];
+			int64_t off = op->off, len = op->len, sz = rm_size(mf);
+			switch (op->kind) {
+			case DT_PWRITE:
+				dt_fill_pattern(buf, (size_t)len, op->pat);
+				rm_pwrite(mf, buf, (size_t)len, off);
+				break;
+			case DT_MWRITE: {
+				int64_t k = off >= sz || off < 0 ? 0 : (sz - off < len ? sz - off : len);
+				dt_fill_pattern(buf, (size_t)k, op->pat);
+				if (k)
+					rm_pwrite(mf, buf, (size_t)k, off);
+				break;
+			}
+			case DT_TRUNCATE: rm_truncate(mf, off); break;
+			default:
+				if (dt_kind_is_falloc(op->kind))
+					rm_fallocate(mf, dt_kind_mode(op), off, len);
+			}
+		}
+		if (op->kind == DT_DROP) {
+			fprintf(f, "sync; echo 3 > /proc/sys/vm/drop_caches\n");
+			continue;
+		}
+		if (op->kind == DT_REMOUNT) {
+			fprintf(f, "remount\n");
+			continue;
+		}
+		if (op->kind == DT_REOPEN)
+			continue;	/* each xfs_io run opens and closes the file */
+		if (!has) {
+			fprintf(f, "%s\n", cmd);
+			continue;
+		}
+		if (last) {
+			fprintf(f, "echo '--- the op that diverges:'\nout=$($XFS_IO %s \"$F%d\" 2>&1); echo \"$out\"\n",
+				cmd, op->file);
+			continue;
+		}
+		if (cur < 0) {
+			fprintf(f, "$XFS_IO");
+			cur = op->file;
+		}
+		fprintf(f, " %s", cmd);
+	}
+	if (cur >= 0)
+		fprintf(f, " \"$F%d\"\n", cur);
+	if (n == 0 || !xfs_io_cmd(&ops[n - 1], 0, cmd, sizeof(cmd)))
+		fprintf(f, "out=\n");
+	int fi = d->file < nfiles ? d->file : 0;
+	fprintf(f, "F=\"$F%d\"\nbug=0\n", fi);
+	switch (d->kind) {
+	case DV_RET: {
+		/* what the model said; xfs_io prints "CMD: strerror" on failure */
+		const char *p = strstr(d->msg, "expected ");
+		long long ev = p ? strtoll(p + 9, NULL, 10) : 0;
+		if (ev < 0)
+			fprintf(f, "# expected: %s\necho \"$out\" | grep -q \"%s\" || bug=1\n",
+				dt_errname((int)ev), strerror((int)-ev));
+		else
+			fprintf(f, "# expected: success (%lld)\necho \"$out\" | grep -q \": \" && bug=1\n", ev);
+		break;
+	}
+	case DV_SIZE:
+		fprintf(f, "[ \"$(stat -c %%s \"$F\")\" = %" PRId64 " ] || bug=1\n", rm_size(m[fi]));
+		break;
+	case DV_DATA:
+		if (d->byte_off >= 0 && d->exp_byte >= 0)
+			fprintf(f, "b=$(od -An -tx1 -j %" PRId64 " -N1 \"$F\" | tr -d ' \\n')\n"
+				"echo \"byte at %" PRId64 ": $b (expected %02x)\"\n[ \"$b\" = %02x ] || bug=1\n",
+				d->byte_off, d->byte_off, d->exp_byte, d->exp_byte);
+		break;
+	case DV_SEEK: {
+		fprintf(f, "# expected (any answer rm_lseek_ok() allows); the kernel gave the one in the message\n");
+		const char *p = strstr(d->msg, "returned ");
+		long long got = p ? strtoll(p + 9, NULL, 10) : 0;
+		fprintf(f, "echo \"$out\" | grep -qw -- \"%lld\" && bug=1\n", got);
+		break;
+	}
+	case DV_MAP: {
+		int64_t lo = d->map_lo & ~(bs - 1), hi = d->map_hi;
+		if (hi - lo > 64 * bs)
+			hi = lo + 64 * bs;
+		struct allow_ctx a = { .f = f, .bs = bs, .lo = lo, .hi = hi };
+		fprintf(f, "# allowed states per block %" PRId64 "..%" PRId64 " (D data, U unwritten, . hole)\n",
+			lo / bs, (hi - 1) / bs);
+		fprintf(f, "allowed=\"");
+		if (m[fi])
+			rm_walk(m[fi], lo, hi, allow_cb, &a);
+		fprintf(f, "\"\n");
+		fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\"\n");
+		fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\" | awk -v lo=%" PRId64 " -v spb=%" PRId64
+			" -v allowed=\"$allowed\" '\n"
+			"function hex(s,  i, v, c) { v = 0; s = tolower(s); sub(/^0x/, \"\", s);\n"
+			"  for (i = 1; i <= length(s); i++) { c = index(\"0123456789abcdef\", substr(s, i, 1)) - 1; v = v * 16 + c }\n"
+			"  return v }\n"
+			"/^ *[0-9]+: \\[/ { r = $2; gsub(/[\\[\\]:]/, \"\", r); split(r, ab, \"\\\\.\\\\.\");\n"
+			"  if ($3 == \"hole\") next; f = hex($NF); st = (f %% 4096 >= 2048) ? \"U\" : \"D\";\n"
+			"  for (b = int(ab[1] / spb); b <= int(ab[2] / spb); b++) state[b] = st }\n"
+			"END { n = split(allowed, al, \" \"); bad = 0;\n"
+			"  for (k = 1; k <= n; k++) { b = lo + k - 1; s = (b in state) ? state[b] : \".\";\n"
+			"    if (index(al[k], s) == 0) { printf \"block %%d: kernel %%s, allowed {%%s}\\n\", b, s, al[k]; bad = 1 } }\n"
+			"  exit bad }' || bug=1\n", lo / bs, bs / 512);
+		break;
+	}
+	}
+	fprintf(f, "rm -f");
+	for (int i = 0; i < nfiles; i++)
+		fprintf(f, " \"$F%d\"", i);
+	fprintf(f, "\nif [ $bug = 1 ]; then echo 'BUG REPRODUCED'; exit 1; fi\necho 'not reproduced'; exit 0\n");
+	for (int i = 0; i < nfiles; i++)
+		rm_file_free(m[i]);
+	free(buf);
+}
+
+int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
+		   const struct dt_op *ops, size_t n, const struct dt_div *d,
+		   uint64_t seed)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/ops.log", dir);
+	if (!(f = fopen(path, "w")))
+		return -errno;
+	fprintf(f, "# divergence (%s): %s\n", dt_divkind_name(d->kind), d->msg);
+	dt_log_write(f, t, nfiles, ops, n, seed);
+	fclose(f);
+
+	snprintf(path, sizeof(path), "%s/repro.sh", dir);
+	if (!(f = fopen(path, "w")))
+		return -errno;
+	write_script(f, t, nfiles, ops, n, d);
+	fclose(f);
+	chmod(path, 0755);
+
+	snprintf(path, sizeof(path), "%s/maps.txt", dir);
+	if (!(f = fopen(path, "w")))
+		return -errno;
+	char line[256];
+	dt_op_format(&d->op, line, sizeof(line));
+	fprintf(f, "target: %s (%s, profile %s)\ndivergence: %s after op %" PRIu64 " (%s)\n%s\n",
+		t->name, t->fsname, rm_profile_name(t->mopts.profile), dt_divkind_name(d->kind),
+		d->opno, line, d->msg);
+	if (d->byte_off >= 0)
+		fprintf(f, "first differing byte: offset %" PRId64 " (block %" PRId64 "), expected 0x%02x, actual %s%02x\n",
+			d->byte_off, d->byte_off / t->mopts.blocksize, d->exp_byte,
+			d->act_byte < 0 ? "EOF/" : "0x", d->act_byte < 0 ? 0 : d->act_byte);
+	if (d->picture)
+		fprintf(f, "\n%s", d->picture);
+	fclose(f);
+	return 0;
+}

@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target.c - what difftest tests: files in a directory of a real file system
+ * (ext4, xfs, fusefs mounts in the guest; dir:PATH anywhere), or test-only
+ * model-backed targets ("model:", and "faulty:KIND" which misbehave on
+ * purpose so the tests can prove that difftest catches and shrinks a bug).
+ *
+ * Each target is probed once up front: statfs(2) f_type picks the model
+ * profile, a scratch file tells which fallocate modes, FIEMAP and shared
+ * writable mmap the file system supports, so that kinds a file system
+ * lacks (tmpfs has no insert/collapse/zero) are skipped instead of being
+ * reported as divergences.  All raw operations return >= 0 or -errno.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+
+#include "dt.h"
+#include "rangeshift_fusefs.h"
+
+#define FM_COUNT 512
+
+static int neg_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+/* /proc/mounts escapes blanks as \040 etc. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = 0;
+}
+
+/* The mount whose mount point is the longest prefix of `path`. */
+static int find_mount(struct dt_target *t, const char *path)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char dev[PATH_MAX], mnt[PATH_MAX], type[64], opts[512];
+	size_t best = 0;
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%4095s %4095s %63s %511s %*d %*d", dev, mnt, type, opts) == 4) {
+		unescape(dev);
+		unescape(mnt);
+		size_t l = strlen(mnt);
+		if (strncmp(path, mnt, l) || (path[l] && path[l] != '/' && strcmp(mnt, "/")))
+			continue;
+		if (l >= best) {	/* later entries shadow earlier ones */
+			best = l;
+			found = 1;
+			snprintf(t->mnt_dev, sizeof(t->mnt_dev), "%s", dev);
+			snprintf(t->mnt_dir, sizeof(t->mnt_dir), "%s", mnt);
+			snprintf(t->mnt_type, sizeof(t->mnt_type), "%s", type);
+			snprintf(t->mnt_opts, sizeof(t->mnt_opts), "%s", opts);
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+static int rs_ident(int fd, struct rs_ioc_ident *id)
+{
+	memset(id, 0, sizeof(*id));
+	if (ioctl(fd, RS_IOC_IDENT, id) < 0)
+		return neg_errno();
+	if (id->magic != RS_IDENT_MAGIC || id->version != RS_IDENT_VERSION)
+		return -ENOTTY;
+	return 0;
+}
+
+static int raw_fallocate(struct dt_target *t, int fd, int mode, int64_t off, int64_t len)
+{
+	const int shift = RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE |
+			  RM_FALLOC_FL_UNSHARE_RANGE;
+
+	/* fuse_file_fallocate() rejects these before the server sees them:
+	 * rangeshift-fusefs takes them through its ioctl (same errno rules) */
+	if (t->rs_ioctl && (mode & shift)) {
+		struct rs_ioc_range r = { .offset = off, .length = len, .mode = mode };
+		return ioctl(fd, RS_IOC_FALLOCATE, &r) < 0 ? neg_errno() : 0;
+	}
+	return fallocate(fd, mode, off, len) < 0 ? neg_errno() : 0;
+}
+
+/* Probe fallocate kinds against the model on a scratch file of 4 blocks:
+ * a kind the file system refuses with EOPNOTSUPP where the model succeeds
+ * is disabled (and said so), never reported as a divergence. */
+static int probe(struct dt_target *t, char *err, size_t errn)
+{
+	char path[PATH_MAX + 160];
+	int64_t bs = t->mopts.blocksize;
+	char *buf = malloc((size_t)bs * 4);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0x5a, (size_t)bs * 4);
+	snprintf(path, sizeof(path), "%s/.difftest-probe-%s", t->dir, t->tag);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		snprintf(err, errn, "cannot create a file in %s: %s", t->dir, strerror(errno));
+		free(buf);
+		return -errno;
+	}
+	struct rs_ioc_ident id;
+	if (rs_ident(fd, &id) == 0) {
+		t->mopts.profile = (enum rm_profile)id.profile;
+		t->mopts.blocksize = id.blocksize;
+		t->mopts.maxbytes = id.maxbytes;
+		bs = id.blocksize;
+		snprintf(t->fsname, sizeof(t->fsname), "rangeshift-fusefs");
+	}
+	/* FIEMAP.  On rangeshift-fusefs the server's own map (RS_IOC_FIEMAP)
+	 * comes first: the patched kernel's FUSE ->fiemap is built on
+	 * SEEK_DATA/SEEK_HOLE and so cannot show unwritten extents. */
+	struct fiemap fm = { .fm_start = 0, .fm_length = FIEMAP_MAX_OFFSET };
+	int fm_ok = !t->fsname[0] || strcmp(t->fsname, "rangeshift-fusefs") ?
+		    ioctl(fd, FS_IOC_FIEMAP, &fm) == 0 : (errno = EOPNOTSUPP, 0);
+	if (fm_ok) {
+		t->fiemap = 1;
+	} else if (errno == EOPNOTSUPP || errno == ENOTTY) {
+		struct rs_ioc_fiemap *rf = calloc(1, sizeof(*rf));
+		if (rf) {
+			rf->start = 0;
+			rf->length = INT64_MAX;
+			if (ioctl(fd, RS_IOC_FIEMAP, rf) == 0)
+				t->fiemap = 2;
+			free(rf);
+		}
+	}
+	if (!t->fiemap)
+		strcat(t->probe_notes, "no FIEMAP (map checks off); ");
+	else if (t->fiemap == 2)
+		strcat(t->probe_notes, "maps via RS_IOC_FIEMAP; ");
+	if (!strcmp(t->fsname, "tmpfs")) {
+		/* shmem_fault() allocates a page for a read fault on a hole,
+		 * which SEEK_DATA then reports as data: not ext4/XFS behaviour */
+		t->disabled |= 1u << DT_MREAD;
+		strcat(t->probe_notes, "tmpfs: mread off (read faults fill holes); ");
+	}
+	/* shared writable mmap */
+	if (pwrite(fd, buf, (size_t)bs * 4, 0) != bs * 4) {
+		snprintf(err, errn, "probe write in %s failed: %s", t->dir, strerror(errno));
+		rc = -EIO;
+		goto out;
+	}
+	void *m = mmap(NULL, (size_t)bs, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		t->mmap_ok = 0;
+		t->disabled |= (1u << DT_MWRITE) | (1u << DT_MREAD);
+		strcat(t->probe_notes, "no shared writable mmap (mread/mwrite off); ");
+	} else {
+		t->mmap_ok = 1;
+		munmap(m, (size_t)bs);
+	}
+	static const int kinds[] = { DT_FALLOC, DT_FALLOC_KEEP, DT_PUNCH, DT_ZERO,
+				     DT_ZERO_KEEP, DT_INSERT, DT_COLLAPSE, DT_UNSHARE };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct dt_op op = { .kind = (uint8_t)kinds[i] };
+		int mode = dt_kind_mode(&op);
+		struct rm_file *mf;
+		if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)bs * 4, 0) != bs * 4) {
+			snprintf(err, errn, "probe write in %s failed", t->dir);
+			rc = -EIO;
+			goto out;
+		}
+		if (rm_file_new(&t->mopts, &mf)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		rm_pwrite(mf, buf, (size_t)bs * 4, 0);
+		int me = rm_fallocate(mf, mode, bs, bs);
+		rm_file_free(mf);
+		int re = raw_fallocate(t, fd, mode, bs, bs);
+		if (re == -EOPNOTSUPP && me == 0 && t->fiemap == 2 && !t->rs_ioctl) {
+			t->rs_ioctl = 1;	/* fusefs: use its ioctl */
+			re = raw_fallocate(t, fd, mode, bs, bs);
+		}
+		if (re == -EOPNOTSUPP && me != -EOPNOTSUPP) {
+			t->disabled |= 1u << kinds[i];
+			char note[64];
+			snprintf(note, sizeof(note), "%s unsupported (off); ", dt_kind_name(kinds[i]));
+			strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
+		}
+	}
+	/* Invalid mode words are only comparable when the fs implements every
+	 * mode the model does (vfs_fallocate() checks first, the fs after). */
+	if (t->disabled & ((1u << DT_ZERO) | (1u << DT_INSERT) | (1u << DT_COLLAPSE) |
+			   (1u << DT_UNSHARE) | (1u << DT_PUNCH)))
+		t->disabled |= 1u << DT_FMODE;
+out:
+	close(fd);
+	unlink(path);
+	free(buf);
+	return rc;
+}
+
+int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
+		   char *err, size_t errn)
+{
+	char copy[PATH_MAX + 32];
+	const char *prof = NULL;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", spec);
+	snprintf(t->tag, sizeof(t->tag), "%s", tag);
+	snprintf(copy, sizeof(copy), "%s", spec);
+	t->mopts.profile = RM_PROFILE_EXT4;
+	t->mopts.blocksize = 4096;
+
+	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
+		char *kind = strchr(copy, ':');
+		char *p2 = kind ? strchr(kind + 1, ':') : NULL;
+		if (p2) {
+			*p2 = 0;
+			prof = p2 + 1;
+		}
+		if (copy[0] == 'm') {
+			t->type = DT_T_MODEL;
+			t->fault = DT_F_NONE;
+			if (kind && !p2)
+				prof = kind + 1;
+		} else {
+			t->type = DT_T_FAULTY;
+			kind++;
+			if (!strcmp(kind, "insert-off-by-one"))
+				t->fault = DT_F_INSERT_OBO;
+			else if (!strcmp(kind, "lost-unwritten"))
+				t->fault = DT_F_LOST_UNWRITTEN;
+			else if (!strcmp(kind, "wrong-errno"))
+				t->fault = DT_F_WRONG_ERRNO;
+			else {
+				snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
+					 "lost-unwritten, wrong-errno)", kind);
+				return -EINVAL;
+			}
+		}
+		if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
+			snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
+			return -EINVAL;
+		}
+		snprintf(t->fsname, sizeof(t->fsname), "model");
+		t->fiemap = 1;
+		t->mmap_ok = 1;
+		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
+		return 0;
+	}
+
+	t->type = DT_T_FD;
+	const char *dir;
+	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
+		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
+		t->global_drop = geteuid() == 0;
+		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
+			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
+				 "guest, use difftest-vm or a dir:PATH target)", copy, t->dir);
+			return -ENOENT;
+		}
+	} else if (!strncmp(copy, "dir:", 4)) {
+		char *p = copy + 4;
+		char *c = strrchr(p, ':');
+		if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
+			*c = 0;
+			prof = c + 1;
+		}
+		dir = p;
+		if (!realpath(dir, t->dir)) {
+			snprintf(err, errn, "target %s: %s: %s", spec, dir, strerror(errno));
+			return -ENOENT;
+		}
+		t->global_drop = getenv("DIFFTEST_GLOBAL_DROP") && geteuid() == 0;
+		find_mount(t, t->dir);
+	} else {
+		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
+			 "faulty:KIND, model[:PROFILE])", spec);
+		return -EINVAL;
+	}
+	struct stat st;
+	if (stat(t->dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errn, "target %s: %s is not a directory", spec, t->dir);
+		return -ENOTDIR;
+	}
+	struct statfs sf;
+	if (statfs(t->dir, &sf)) {
+		snprintf(err, errn, "statfs %s: %s", t->dir, strerror(errno));
+		return -errno;
+	}
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC:
+		snprintf(t->fsname, sizeof(t->fsname), "ext4");
+		if (!prof)
+			t->mopts.profile = RM_PROFILE_EXT4;
+		break;
+	case XFS_SUPER_MAGIC:
+		snprintf(t->fsname, sizeof(t->fsname), "xfs");
+		if (!prof)
+			t->mopts.profile = RM_PROFILE_XFS;
+		break;
+	case TMPFS_MAGIC:
+		snprintf(t->fsname, sizeof(t->fsname), "tmpfs");
+		/* shmem: byte-exact data, s_maxbytes MAX_LFS_FILESIZE like XFS */
+		if (!prof)
+			t->mopts.profile = RM_PROFILE_XFS;
+		break;
+	case FUSE_SUPER_MAGIC:
+		snprintf(t->fsname, sizeof(t->fsname), "fuse");
+		break;
+	default:
+		snprintf(t->fsname, sizeof(t->fsname), "0x%lx", (unsigned long)sf.f_type);
+		if (!prof)
+			t->mopts.profile = RM_PROFILE_XFS;
+	}
+	if (sf.f_bsize >= 512 && sf.f_bsize <= 65536 && !(sf.f_bsize & (sf.f_bsize - 1)))
+		t->mopts.blocksize = (uint32_t)sf.f_bsize;
+	t->mopts.maxbytes = 0;
+	int rc = probe(t, err, errn);
+	if (rc)
+		return rc;
+	if (!t->mopts.maxbytes)
+		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
+	/* A full unmount/mount needs root, our own mount point and an on-disk
+	 * file system: fusefs keeps its files in the server's memory, so there
+	 * (and wherever we cannot) "remount" means drop caches + reopen. */
+	t->can_remount = geteuid() == 0 && t->mnt_dir[0] && !strcmp(t->mnt_dir, t->dir) &&
+			 strcmp(t->dir, "/") &&
+			 (!strcmp(t->mnt_type, "ext4") || !strcmp(t->mnt_type, "xfs") ||
+			  !strcmp(t->mnt_type, "ext3") || !strcmp(t->mnt_type, "ext2"));
+	if (!t->can_remount)
+		strcat(t->probe_notes, "remount = drop caches + reopen; ");
+	return 0;
+}
+
+void dt_target_fini(struct dt_target *t)
+{
+	(void)t;
+}
+
+static int open_file(struct dt_session *s, int i, int creat)
+{
+	int fd = open(s->path[i], O_RDWR | (creat ? O_CREAT | O_TRUNC : 0), 0644);
+	if (fd < 0)
+		return neg_errno();
+	s->fd[i] = fd;
+	return 0;
+}
+
+static int new_file(struct dt_session *s, int i)
+{
+	struct dt_target *t = s->t;
+	int rc = rm_file_new(&t->mopts, &s->model[i]);
+
+	if (rc)
+		return rc;
+	if (t->type != DT_T_FD)
+		return rm_file_new(&t->mopts, &s->fake[i]);
+	snprintf(s->path[i], sizeof(s->path[i]), "%s/dt-%s-%u", t->dir, t->tag, t->counter++);
+	return open_file(s, i, 1);
+}
+
+static void free_file(struct dt_session *s, int i)
+{
+	rm_file_free(s->model[i]);
+	s->model[i] = NULL;
+	rm_file_free(s->fake[i]);
+	s->fake[i] = NULL;
+	if (s->fd[i] >= 0) {
+		close(s->fd[i]);
+		unlink(s->path[i]);
+		s->fd[i] = -1;
+	}
+}
+
+int dt_session_open(struct dt_target *t, int nfiles, struct dt_session **out,
+		    char *err, size_t errn)
+{
+	struct dt_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->t = t;
+	s->nfiles = nfiles;
+	for (int i = 0; i < DT_MAXFILES; i++)
+		s->fd[i] = -1;
+	for (int i = 0; i < nfiles; i++) {
+		int rc = new_file(s, i);
+		if (rc) {
+			snprintf(err, errn, "cannot create test file %d in %s: %s", i,
+				 t->dir[0] ? t->dir : "model", strerror(-rc));
+			for (int j = 0; j <= i; j++)
+				free_file(s, j);
+			free(s);
+			return rc;
+		}
+	}
+	s->next = t->sessions;
+	t->sessions = s;
+	*out = s;
+	return 0;
+}
+
+void dt_session_close(struct dt_session *s)
+{
+	if (!s)
+		return;
+	for (struct dt_session **p = &s->t->sessions; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	for (int i = 0; i < s->nfiles; i++)
+		free_file(s, i);
+	free(s->fmbuf);
+	free(s);
+}
+
+int dt_session_reset_file(struct dt_session *s, int i)
+{
+	free_file(s, i);
+	return new_file(s, i);
+}
+
+/* ---- raw operations ---- */
+
+#define FAKE(s, i) ((s)->fake[i])
+
+ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_pwrite(FAKE(s, i), b, n, off);
+	ssize_t r = pwrite(s->fd[i], b, n, off);
+	return r < 0 ? neg_errno() : r;
+}
+
+ssize_t dt_t_pread(struct dt_session *s, int i, void *b, size_t n, int64_t off)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_pread(FAKE(s, i), b, n, off);
+	ssize_t r = pread(s->fd[i], b, n, off);
+	return r < 0 ? neg_errno() : r;
+}
+
+/* Map the pages covering [off, off+n) (the caller keeps the range inside
+ * EOF) and copy through the mapping. */
+static ssize_t mmap_io(struct dt_session *s, int i, void *b, size_t n, int64_t off, int wr)
+{
+	if (n == 0)
+		return 0;
+	if (s->t->type != DT_T_FD)
+		return wr ? rm_pwrite(FAKE(s, i), b, n, off) : rm_pread(FAKE(s, i), b, n, off);
+	long pg = sysconf(_SC_PAGESIZE);
+	int64_t base = off & ~(int64_t)(pg - 1);
+	size_t mlen = (size_t)(off + (int64_t)n - base);
+	char *m = mmap(NULL, mlen, wr ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+		       s->fd[i], base);
+	if (m == MAP_FAILED)
+		return neg_errno();
+	if (wr)
+		memcpy(m + (off - base), b, n);
+	else
+		memcpy(b, m + (off - base), n);
+	munmap(m, mlen);
+	return (ssize_t)n;
+}
+
+ssize_t dt_t_mwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
+{
+	return mmap_io(s, i, (void *)b, n, off, 1);
+}
+
+ssize_t dt_t_mread(struct dt_session *s, int i, void *b, size_t n, int64_t off)
+{
+	return mmap_io(s, i, b, n, off, 0);
+}
+
+int dt_t_truncate(struct dt_session *s, int i, int64_t size)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_truncate(FAKE(s, i), size);
+	return ftruncate(s->fd[i], size) < 0 ? neg_errno() : 0;
+}
+
+int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len)
+{
+	struct dt_target *t = s->t;
+
+	if (t->type == DT_T_FD)
+		return raw_fallocate(t, s->fd[i], mode, off, len);
+	struct rm_file *f = FAKE(s, i);
+	int r;
+	if (t->fault == DT_F_INSERT_OBO && mode == RM_FALLOC_FL_INSERT_RANGE &&
+	    rm_fallocate(f, mode, off, len) == 0) {
+		/* deliberately wrong: the inserted hole lands one block late
+		 * (undo the correct insert by collapsing it, redo it shifted) */
+		int64_t bs = rm_blocksize(f);
+		rm_fallocate(f, RM_FALLOC_FL_COLLAPSE_RANGE, off, len);
+		r = rm_fallocate(f, mode, off + bs, len);
+		if (r)
+			r = rm_fallocate(f, mode, off, len);
+		return r;
+	}
+	r = rm_fallocate(f, mode, off, len);
+	if (t->fault == DT_F_WRONG_ERRNO && r == -EINVAL)
+		r = -EOPNOTSUPP;	/* deliberately wrong errno */
+	return r;
+}
+
+int dt_t_fsync(struct dt_session *s, int i)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_fsync(FAKE(s, i));
+	return fsync(s->fd[i]) < 0 ? neg_errno() : 0;
+}
+
+int dt_t_reopen(struct dt_session *s, int i)
+{
+	if (s->t->type != DT_T_FD)
+		return 0;
+	close(s->fd[i]);
+	s->fd[i] = -1;
+	return open_file(s, i, 0);
+}
+
+static void drop_files(struct dt_target *t)
+{
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++)
+			if (x->fd[i] >= 0)
+				posix_fadvise(x->fd[i], 0, 0, POSIX_FADV_DONTNEED);
+}
+
+int dt_t_drop(struct dt_session *s)
+{
+	struct dt_target *t = s->t;
+
+	if (t->type != DT_T_FD)
+		return 0;
+	if (t->global_drop) {
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+		if (fd >= 0) {
+			ssize_t w = write(fd, "3\n", 2);
+			close(fd);
+			if (w == 2)
+				return 0;
+		}
+	}
+	/* without root: drop this target's clean pages only */
+	drop_files(t);
+	return 0;
+}
+
+static unsigned long mount_flags(const char *opts, char *data, size_t dn)
+{
+	static const struct { const char *n; unsigned long f; } tab[] = {
+		{ "ro", MS_RDONLY }, { "nosuid", MS_NOSUID }, { "nodev", MS_NODEV },
+		{ "noexec", MS_NOEXEC }, { "sync", MS_SYNCHRONOUS }, { "dirsync", MS_DIRSYNC },
+		{ "noatime", MS_NOATIME }, { "nodiratime", MS_NODIRATIME },
+		{ "relatime", MS_RELATIME }, { "strictatime", MS_STRICTATIME },
+		{ "lazytime", MS_LAZYTIME }, { "rw", 0 }, { "seclabel", 0 },
+	};
+	char copy[512], *save = NULL;
+	unsigned long fl = 0;
+
+	data[0] = 0;
+	snprintf(copy, sizeof(copy), "%s", opts);
+	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		size_t k, nt = sizeof(tab) / sizeof(tab[0]);
+		for (k = 0; k < nt; k++)
+			if (!strcmp(p, tab[k].n))
+				break;
+		if (k < nt) {
+			fl |= tab[k].f;
+			continue;
+		}
+		size_t l = strlen(data);
+		snprintf(data + l, dn - l, "%s%s", l ? "," : "", p);
+	}
+	return fl;
+}
+
+int dt_t_remount(struct dt_session *s, char *note, size_t n)
+{
+	struct dt_target *t = s->t;
+	int rc = 0;
+
+	note[0] = 0;
+	if (t->type != DT_T_FD)
+		return 0;
+	if (!t->can_remount) {
+		t->remount_fallbacks++;
+		dt_t_drop(s);
+		for (struct dt_session *x = t->sessions; x; x = x->next)
+			for (int i = 0; i < x->nfiles; i++)
+				if (x->fd[i] >= 0 && (rc = dt_t_reopen(x, i)))
+					return rc;
+		return 0;
+	}
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++)
+			if (x->fd[i] >= 0) {
+				close(x->fd[i]);
+				x->fd[i] = -1;
+			}
+	char data[512];
+	unsigned long fl = mount_flags(t->mnt_opts, data, sizeof(data));
+	/* mount -o loop sets LO_FLAGS_AUTOCLEAR: the loop device would lose
+	 * its backing file at umount unless someone holds it open */
+	int hold = strncmp(t->mnt_dev, "/dev/loop", 9) ? -1 : open(t->mnt_dev, O_RDONLY);
+	if (umount(t->mnt_dir)) {
+		/* busy (another shard, a shell): a cache drop is the next best */
+		snprintf(note, n, "umount %s: %s; dropped caches instead", t->mnt_dir,
+			 strerror(errno));
+		t->remount_fallbacks++;
+		dt_t_drop(s);
+	} else if (mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
+		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
+		snprintf(note, n, "mount %s on %s (%s, %s) failed: %s", t->mnt_dev,
+			 t->mnt_dir, t->mnt_type, data, strerror(errno));
+		if (hold >= 0)
+			close(hold);
+		return -EIO;
+	}
+	if (hold >= 0)
+		close(hold);
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++)
+			if (x->model[i] && (rc = open_file(x, i, 0))) {
+				snprintf(note, n, "reopen %s after remount: %s", x->path[i],
+					 strerror(-rc));
+				return rc;
+			}
+	return 0;
+}
+
+int64_t dt_t_size(struct dt_session *s, int i)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_size(FAKE(s, i));
+	struct stat st;
+	if (fstat(s->fd[i], &st))
+		return neg_errno();
+	return st.st_size;
+}
+
+int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_lseek(FAKE(s, i), off, whence);
+	off_t r = lseek(s->fd[i], off, whence);
+	return r < 0 ? neg_errno() : r;
+}
+
+static int push_ext(struct rm_extent **ext, size_t *cap, int64_t n,
+		    int64_t lo, int64_t len, uint32_t flags)
+{
+	if ((size_t)n >= *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct rm_extent *e = realloc(*ext, nc * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*ext = e;
+		*cap = nc;
+	}
+	(*ext)[n] = (struct rm_extent){ .logical = lo, .length = len, .flags = flags };
+	return 0;
+}
+
+int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
+		    struct rm_extent **ext, size_t *cap)
+{
+	struct dt_target *t = s->t;
+	int64_t n = 0;
+
+	if (len <= 0)
+		return 0;
+	if (t->type != DT_T_FD) {
+		struct rm_file *f = FAKE(s, i);
+		int64_t k = rm_fiemap(f, start, len, NULL, 0);
+		if (k < 0)
+			return k;
+		if ((size_t)k > *cap) {
+			struct rm_extent *e = realloc(*ext, (size_t)k * sizeof(*e));
+			if (!e)
+				return -ENOMEM;
+			*ext = e;
+			*cap = (size_t)k;
+		}
+		k = rm_fiemap(f, start, len, *ext, *cap);
+		if (t->fault == DT_F_LOST_UNWRITTEN)
+			for (int64_t j = 0; j < k; j++)
+				(*ext)[j].flags &= ~RM_FIEMAP_UNWRITTEN;	/* deliberately wrong */
+		return k;
+	}
+	int64_t end = len >= INT64_MAX - start ? INT64_MAX : start + len;
+	if (t->fiemap == 2) {
+		struct rs_ioc_fiemap *rf = s->fmbuf;
+		if (!rf && !(rf = s->fmbuf = malloc(sizeof(*rf) > sizeof(struct fiemap) +
+			FM_COUNT * sizeof(struct fiemap_extent) ? sizeof(*rf) :
+			sizeof(struct fiemap) + FM_COUNT * sizeof(struct fiemap_extent))))
+			return -ENOMEM;
+		/* the server sees data only once the kernel writes it back
+		 * (mmap'd and writeback-cached pages): the write-back that
+		 * FIEMAP_FLAG_SYNC would do.  fdatasync, not sync_file_range:
+		 * FUSE ends page write-back when it has copied the page, before
+		 * the server has the WRITE; fuse_fsync() waits for those
+		 * (fuse_sync_writes()). */
+		if (!t->fiemap_nosync)
+			fdatasync(s->fd[i]);
+		int64_t pos = start;
+		for (;;) {
+			memset(rf, 0, sizeof(*rf));
+			rf->start = pos;
+			rf->length = end - pos;
+			if (ioctl(s->fd[i], RS_IOC_FIEMAP, rf) < 0)
+				return neg_errno();
+			for (uint32_t j = 0; j < rf->count; j++)
+				if (push_ext(ext, cap, n++, rf->ext[j].logical, rf->ext[j].length,
+					     rf->ext[j].flags & (RM_FIEMAP_LAST | RM_FIEMAP_UNWRITTEN)))
+					return -ENOMEM;
+			if (rf->count < RS_FIEMAP_MAX ||
+			    (rf->ext[rf->count - 1].flags & RS_FIEMAP_LAST))
+				return n;
+			pos = rf->ext[rf->count - 1].logical + rf->ext[rf->count - 1].length;
+			if (pos >= end)
+				return n;
+		}
+	}
+	struct fiemap *fm = s->fmbuf;
+	if (!fm && !(fm = s->fmbuf = malloc(sizeof(struct rs_ioc_fiemap) > sizeof(struct fiemap) +
+			FM_COUNT * sizeof(struct fiemap_extent) ? sizeof(struct rs_ioc_fiemap) :
+			sizeof(struct fiemap) + FM_COUNT * sizeof(struct fiemap_extent))))
+		return -ENOMEM;
+	uint64_t pos = (uint64_t)start;
+	for (;;) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = pos;
+		fm->fm_length = end == INT64_MAX ? FIEMAP_MAX_OFFSET : (uint64_t)end - pos;
+		fm->fm_extent_count = FM_COUNT;
+		/* The model's states are those after write-back (refmodel.h):
+		 * FIEMAP_FLAG_SYNC writes dirty pages first (ioctl_fiemap() ->
+		 * filemap_write_and_wait()), as xfs_io's fiemap does. */
+		fm->fm_flags = t->fiemap_nosync ? 0 : FIEMAP_FLAG_SYNC;
+		if (ioctl(s->fd[i], FS_IOC_FIEMAP, fm) < 0)
+			return neg_errno();
+		for (uint32_t j = 0; j < fm->fm_mapped_extents; j++) {
+			struct fiemap_extent *e = &fm->fm_extents[j];
+			/* delalloc counts as data; only LAST and UNWRITTEN matter */
+			if (push_ext(ext, cap, n++, (int64_t)e->fe_logical, (int64_t)e->fe_length,
+				     e->fe_flags & (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN)))
+				return -ENOMEM;
+		}
+		if (fm->fm_mapped_extents < FM_COUNT)
+			return n;
+		struct fiemap_extent *l = &fm->fm_extents[fm->fm_mapped_extents - 1];
+		if (l->fe_flags & FIEMAP_EXTENT_LAST)
+			return n;
+		pos = l->fe_logical + l->fe_length;
+		if (end != INT64_MAX && pos >= (uint64_t)end)
+			return n;
+	}
+}
