@@ -149,6 +149,7 @@ ssize_t dt_t_mwrite(struct dt_session *s, int i, const void *b, size_t n, int64_
 ssize_t dt_t_mread(struct dt_session *s, int i, void *b, size_t n, int64_t off);
 int dt_t_truncate(struct dt_session *s, int i, int64_t size);
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len);
+int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t len);
 int dt_t_fsync(struct dt_session *s, int i);
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);

@@ -137,7 +137,7 @@ static unsigned real_state_at(const struct rm_extent *e, int64_t n, int64_t pos,
 {
 	for (int64_t j = 0; j < n; j++) {
 		int64_t a = e[j].logical & ~(bs - 1);
-		int64_t b = dt_sat_add(e[j].logical + e[j].length, bs - 1) & ~(bs - 1);
+		int64_t b = dt_sat_add(dt_sat_add(e[j].logical, e[j].length), bs - 1) & ~(bs - 1);
 		if (pos >= a && pos < b)
 			return (e[j].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
 	}
@@ -249,7 +249,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 	if (hi == INT64_MAX) {
 		hi = mend;
 		if (ne > 0) {
-			int64_t rend = x->ext[ne - 1].logical + x->ext[ne - 1].length;
+			int64_t rend = dt_sat_add(x->ext[ne - 1].logical, x->ext[ne - 1].length);
 			if (rend > hi)
 				hi = rend;
 		}
@@ -273,7 +273,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		const struct rm_run *run = &x->runs[r];
 		int64_t p = run->off, end = run->off + run->len;
 		while (p < end) {
-			while (e < ne && x->ext[e].logical + x->ext[e].length <= p)
+			while (e < ne && dt_sat_add(x->ext[e].logical, x->ext[e].length) <= p)
 				e++;
 			unsigned st;
 			int64_t q;
@@ -281,7 +281,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 				st = (x->ext[e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
 				/* whole blocks: an extent ending mid-block (a byte-exact
 				 * map clipped at EOF) covers its last block */
-				q = dt_sat_add(x->ext[e].logical + x->ext[e].length, bs - 1) & ~(bs - 1);
+				q = dt_sat_add(dt_sat_add(x->ext[e].logical, x->ext[e].length), bs - 1) & ~(bs - 1);
 			} else {
 				st = RM_HOLE;
 				q = e < ne ? (x->ext[e].logical & ~(bs - 1)) : end;
@@ -612,7 +612,10 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 	case DT_FMODE: {
 		int mode = dt_kind_mode(op);
 		int64_t old = rm_size(m);
-		mr = rm_fallocate(m, mode, off, len);
+		/* a request the FUSE kernel refuses never reaches the model */
+		mr = dt_t_fuse_front(s->t, mode, off, len);
+		if (mr == 0)
+			mr = rm_fallocate(m, mode, off, len);
 		tr = dt_t_fallocate(s, i, mode, off, len);
 		count(x, op->kind, tr);
 		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)

@@ -503,6 +503,53 @@ int dt_t_truncate(struct dt_session *s, int i, int64_t size)
 	return ftruncate(s->fd[i], size) < 0 ? neg_errno() : 0;
 }
 
+/* What the kernel answers for fallocate(2) on a FUSE file before the
+ * server sees the request, or 0 when it forwards it.  vfs_fallocate()
+ * (fs/open.c) checks with FUSE's s_maxbytes, MAX_LFS_FILESIZE, not the
+ * model profile's, and then fuse_file_fallocate() (fs/fuse/file.c, with
+ * kernel-patches/0001) refuses the modes it does not forward, UNSHARE_RANGE
+ * among them, with EOPNOTSUPP.  So on a profile with a smaller s_maxbytes
+ * (ext4) an UNSHARE past it is EOPNOTSUPP on fusefs, not the model's EFBIG.
+ * Requests sent through RS_IOC_FALLOCATE skip the kernel: no front. */
+int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t len)
+{
+	const int shift = RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE |
+			  RM_FALLOC_FL_UNSHARE_RANGE;
+	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
+			      RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
+			      RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_UNSHARE_RANGE;
+	const int forwarded = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
+			      RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_INSERT_RANGE |
+			      RM_FALLOC_FL_COLLAPSE_RANGE;
+
+	if (t->type != DT_T_FD || strcmp(t->fsname, "rangeshift-fusefs") ||
+	    (t->rs_ioctl && (mode & shift)))
+		return 0;
+	/* vfs_fallocate(), in its order, up to the f_op->fallocate call */
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode & ~supported)
+		return -EOPNOTSUPP;
+	if ((mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE)) ==
+	    (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & RM_FALLOC_FL_PUNCH_HOLE) && !(mode & RM_FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((mode & RM_FALLOC_FL_COLLAPSE_RANGE) && (mode & ~RM_FALLOC_FL_COLLAPSE_RANGE))
+		return -EINVAL;
+	if ((mode & RM_FALLOC_FL_INSERT_RANGE) && (mode & ~RM_FALLOC_FL_INSERT_RANGE))
+		return -EINVAL;
+	if ((mode & RM_FALLOC_FL_UNSHARE_RANGE) &&
+	    (mode & ~(RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE)))
+		return -EINVAL;
+	if (off > INT64_MAX - len)	/* MAX_LFS_FILESIZE, and the wrap */
+		return -EFBIG;
+	/* fuse_file_fallocate() */
+	if (mode & ~forwarded)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len)
 {
 	struct dt_target *t = s->t;
@@ -743,7 +790,7 @@ int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 			if (rf->count < RS_FIEMAP_MAX ||
 			    (rf->ext[rf->count - 1].flags & RS_FIEMAP_LAST))
 				return n;
-			pos = rf->ext[rf->count - 1].logical + rf->ext[rf->count - 1].length;
+			pos = dt_sat_add(rf->ext[rf->count - 1].logical, rf->ext[rf->count - 1].length);
 			if (pos >= end)
 				return n;
 		}
@@ -767,8 +814,16 @@ int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 			return neg_errno();
 		for (uint32_t j = 0; j < fm->fm_mapped_extents; j++) {
 			struct fiemap_extent *e = &fm->fm_extents[j];
+			/* XFS keeps extents shifted past 2^63 bytes by an insert
+			 * (xfs_bmap_can_insert_extents() allows up to 2^54
+			 * blocks); offsets are int64 here: clip at INT64_MAX */
+			if (e->fe_logical >= (uint64_t)INT64_MAX)
+				continue;
+			uint64_t elen = e->fe_length;
+			if (elen > (uint64_t)INT64_MAX - e->fe_logical)
+				elen = (uint64_t)INT64_MAX - e->fe_logical;
 			/* delalloc counts as data; only LAST and UNWRITTEN matter */
-			if (push_ext(ext, cap, n++, (int64_t)e->fe_logical, (int64_t)e->fe_length,
+			if (push_ext(ext, cap, n++, (int64_t)e->fe_logical, (int64_t)elen,
 				     e->fe_flags & (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN)))
 				return -ENOMEM;
 		}
