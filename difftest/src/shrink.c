@@ -503,12 +503,14 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 			rm_walk(m[fi], lo, hi, allow_cb, &a);
 		fprintf(f, "\"\n");
 		fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\"\n");
+		/* "[0..7]:" -> "0..7" by keeping digits and dots: busybox awk (the
+		 * guest's) does not take "]" inside a bracket expression. */
 		fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\" | awk -v lo=%" PRId64 " -v spb=%" PRId64
 			" -v allowed=\"$allowed\" '\n"
 			"function hex(s,  i, v, c) { v = 0; s = tolower(s); sub(/^0x/, \"\", s);\n"
 			"  for (i = 1; i <= length(s); i++) { c = index(\"0123456789abcdef\", substr(s, i, 1)) - 1; v = v * 16 + c }\n"
 			"  return v }\n"
-			"/^ *[0-9]+: \\[/ { r = $2; gsub(/[\\[\\]:]/, \"\", r); split(r, ab, \"\\\\.\\\\.\");\n"
+			"/^ *[0-9]+: \\[/ { r = $2; gsub(/[^0-9.]/, \"\", r); split(r, ab, \"\\\\.\\\\.\");\n"
 			"  if ($3 == \"hole\") next; f = hex($NF); st = (f %% 4096 >= 2048) ? \"U\" : \"D\";\n"
 			"  for (b = int(ab[1] / spb); b <= int(ab[2] / spb); b++) state[b] = st }\n"
 			"END { n = split(allowed, al, \" \"); bad = 0;\n"
