@@ -77,6 +77,7 @@ struct rm_file {
 	size_t stkcap;
 	uint64_t fsyncs, ops;
 	bool pending;		/* some segment may carry MAY_PENDING */
+	bool xfs_prealloc;	/* XFS_DIFLAG_PREALLOC: xfs_alloc_file_space() ran */
 };
 
 /* A range operation in progress: the tree is split into L | [a,b) | R and

@@ -39,7 +39,7 @@
  *     unwritten until write-back (ext4_da_map_blocks() maps it unwritten;
  *     xfs_buffered_write_iomap_begin() returns IOMAP_UNWRITTEN; conversion
  *     in ext4_end_io / xfs_end_ioend()): state DATA, may DATA|UNWRITTEN,
- *     marked MAY_PENDING; M4 blocks are pending too.  rm_fsync() settles
+ *     marked MAY_PENDING (M4 blocks are not: D-DT9).  rm_fsync() settles
  *     pending blocks inside EOF to exactly DATA.  For lseek a pending block
  *     is data (its dirty page cannot be evicted before write-back).
  *  Never latitude: written blocks are always allocated (DATA, or UNWRITTEN
@@ -199,7 +199,12 @@ static int64_t ext4_zo(const struct rm_file *f)
 	return f->profile == RM_PROFILE_EXT4 ? (32 * 1024 / f->bs) * f->bs : 0;
 }
 
-static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
+/* back / fwd: the first / last block of [s, e) was unwritten before the
+ * conversion.  zero_ex1/zero_ex2 lie inside the extent that holds the
+ * converted range ([ee_block, ee_block + ee_len)), so a run is widened
+ * only on a side where the edge block belongs to it (D6(b)). */
+static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
+		    bool back, bool fwd)
 {
 	int64_t zo = ext4_zo(f);
 	if (!zo)
@@ -223,8 +228,10 @@ static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 		q += f->vec.v[k].len;
 		re = q;
 	}
-	for_range(f, x, max64(ls, s - zo), s, fn_or_may_unwritten, RM_DATA);
-	for_range(f, x, e, min64(re, sat_add(e, zo)), fn_or_may_unwritten, RM_DATA);
+	if (back)
+		for_range(f, x, max64(ls, s - zo), s, fn_or_may_unwritten, RM_DATA);
+	if (fwd)
+		for_range(f, x, e, min64(re, sat_add(e, zo)), fn_or_may_unwritten, RM_DATA);
 }
 
 static int64_t zo_lo(const struct rm_file *f, int64_t lo) { return max64(0, lo - ext4_zo(f)); }
@@ -437,6 +444,9 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	/* xfs_buffered_write_iomap_begin() runs once per mapping; the last
 	 * one starts inside the hole holding the write's last byte, and its
 	 * "eof" is: no extent at or after that offset */
+	/* M3 edges, from the states before the write (D6(b)) */
+	bool ua = blk_kind(f, &x, a) == K_UNWRITTEN;
+	bool ue = blk_kind(f, &x, e - 1) == K_UNWRITTEN;
 	int64_t lastblk = RD(f, end - 1);
 	bool eof = tree_alloc_from(x.R, 0) == 0;
 	p = x.base;
@@ -458,7 +468,7 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 		f->pending = true;
 	if (f->profile == RM_PROFILE_EXT4 && had_unwritten && zo) {
 		/* M3: the unwritten run touching the write */
-		ext4_m3(f, &x, a, e);
+		ext4_m3(f, &x, a, e, ua, ue);
 	}
 	if (f->profile == RM_PROFILE_XFS && end > old_size && eof)
 		for_range(f, &x, e, spec_end, fn_or_may_hole, RM_ANY);	/* M1 */
@@ -611,9 +621,13 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 	if (k == K_ZERO || k == K_DATA)
 		for_range(f, x, s, e, fn_zero_bytes, 0);
 	else if (k == K_UNWRITTEN && f->profile == RM_PROFILE_EXT4) {
-		for_range(f, x, bstart, bend, fn_or_may_unwritten, RM_DATA | MAY_PENDING);
-		f->pending = true;
-		ext4_m3(f, x, bstart, bend);	/* its conversion may zero out */
+		/* Not MAY_PENDING: fsync does not settle it.  On 6.1 the
+		 * zeroed partial block of an unwritten extent is still
+		 * UNWRITTEN after fsync (difftest finding D-DT9,
+		 * difftest/findings/ext4-6.1-partial-fzero-stays-unwritten),
+		 * while a write-back that does convert it shows DATA. */
+		for_range(f, x, bstart, bend, fn_or_may_unwritten, RM_DATA);
+		ext4_m3(f, x, bstart, bend, true, true);	/* its conversion may zero out */
 	}
 }
 
@@ -766,6 +780,19 @@ static int do_insert(struct rm_file *f, int64_t off, int64_t len)
 {
 	struct rop x;
 	int64_t T = tree_len(f->root), lim = INT64_MAX - len;
+	int64_t ne = RU(f, sat_add(f->size, len));
+	if (f->profile != RM_PROFILE_EXT4 && !f->xfs_prealloc && T > ne) {
+		/* xfs_prepare_shift(), after the size grew: for an inode
+		 * without XFS_DIFLAG_PREALLOC, xfs_can_free_eofblocks() holds
+		 * and xfs_free_eofblocks() frees every block past the new EOF
+		 * (only M1 speculative latitude can be there), D8(a). */
+		int err = rop_open(f, ne, T, &x);
+		if (err)
+			return err;
+		set_range(f, &x, ne, T, K_HOLE, RM_HOLE, NULL, 0);
+		rop_close(f, &x);
+		T = tree_len(f->root);
+	}
 	if (T > lim) {
 		/* Blocks past EOF would shift beyond INT64_MAX (only speculative
 		 * preallocation or KEEP_SIZE blocks near MAX_LFS_FILESIZE): drop
@@ -897,6 +924,9 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			return -EINVAL;
 		return do_insert(f, off, len);
 	}
+	/* xfs_alloc_file_space() (zero, allocate, unshare) sets
+	 * XFS_DIFLAG_PREALLOC on every pass of its loop */
+	f->xfs_prealloc = true;
 	if (mode & RM_FALLOC_FL_ZERO_RANGE)
 		return xfs_zero(f, mode, off, len);
 	return do_alloc(f, mode, off, len);

@@ -155,20 +155,46 @@ void tree_free(struct rm_file *f, struct node *t)
 	}
 }
 
+/* Subtree sums move between nodes as deltas: a node on a split or merge
+ * path gains or loses exactly one detached/attached subtree, whose root
+ * already carries its sums.  Adjusting by that delta (instead of upd(),
+ * which reads both children) avoids loading the off-path child: one cache
+ * line fewer per level of a random-offset descent. */
+static inline void sums_sub(struct node *n, const struct node *t)
+{
+	if (t) {
+		n->sum_len -= t->sum_len;
+		n->sum_alloc -= t->sum_alloc;
+		n->cnt -= t->cnt;
+	}
+}
+
+/* Top-down and iterative: at each step the winning root keeps its side
+ * and the whole other tree ends up below it, so its sums grow by that
+ * tree's totals (read from a root not yet modified) -- one pass down the
+ * merge path, no recursion and no pass back up. */
 static struct node *merge(struct node *a, struct node *b)
 {
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	if (a->prio > b->prio) {
-		a->r = merge(a->r, b);
-		upd(a);
-		return a;
+	struct node *root = NULL, **link = &root;
+	while (a && b) {
+		if (a->prio > b->prio) {
+			a->sum_len += b->sum_len;
+			a->sum_alloc += b->sum_alloc;
+			a->cnt += b->cnt;
+			*link = a;
+			link = &a->r;
+			a = a->r;
+		} else {
+			b->sum_len += a->sum_len;
+			b->sum_alloc += a->sum_alloc;
+			b->cnt += a->cnt;
+			*link = b;
+			link = &b->l;
+			b = b->l;
+		}
 	}
-	b->l = merge(a, b->l);
-	upd(b);
-	return b;
+	*link = a ? a : b;
+	return root;
 }
 
 /* Node-boundary splits (no node is cut).  split_end_lt: nodes ending
@@ -183,11 +209,11 @@ static void split_end_lt(struct node *t, int64_t base, int64_t a,
 	int64_t end = base + (t->l ? t->l->sum_len : 0) + t->s.len;
 	if (end < a) {
 		split_end_lt(t->r, end, a, &t->r, r);
-		upd(t);
+		sums_sub(t, *r);
 		*l = t;
 	} else {
 		split_end_lt(t->l, base, a, l, &t->l);
-		upd(t);
+		sums_sub(t, *l);
 		*r = t;
 	}
 }
@@ -202,11 +228,11 @@ static void split_start_le(struct node *t, int64_t base, int64_t b,
 	int64_t start = base + (t->l ? t->l->sum_len : 0);
 	if (start <= b) {
 		split_start_le(t->r, start + t->s.len, b, &t->r, r);
-		upd(t);
+		sums_sub(t, *r);
 		*l = t;
 	} else {
 		split_start_le(t->l, base, b, l, &t->l);
-		upd(t);
+		sums_sub(t, *l);
 		*r = t;
 	}
 }
@@ -226,16 +252,19 @@ static void split3(struct node *t, int64_t base, int64_t a, int64_t b,
 	int64_t end = start + t->s.len;
 	if (end < a) {
 		split3(t->r, end, a, b, &t->r, m, r);
-		upd(t);
+		sums_sub(t, *m);
+		sums_sub(t, *r);
 		*l = t;
 	} else if (start > b) {
 		split3(t->l, base, a, b, l, m, &t->l);
-		upd(t);
+		sums_sub(t, *l);
+		sums_sub(t, *m);
 		*r = t;
 	} else {
 		split_end_lt(t->l, base, a, l, &t->l);
 		split_start_le(t->r, end, b, &t->r, r);
-		upd(t);
+		sums_sub(t, *l);
+		sums_sub(t, *r);
 		*m = t;
 	}
 }
@@ -439,6 +468,8 @@ struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *s
 /* Allocated bytes at or after off. */
 int64_t tree_alloc_from(const struct node *t, int64_t off)
 {
+	if (off <= 0)	/* the whole tree: its root's augmentation */
+		return t ? t->sum_alloc : 0;
 	int64_t sum = 0;
 	while (t) {
 		int64_t ll = t->l ? t->l->sum_len : 0;
