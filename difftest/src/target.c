@@ -515,9 +515,6 @@ int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t le
 {
 	const int shift = RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE |
 			  RM_FALLOC_FL_UNSHARE_RANGE;
-	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
-			      RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
-			      RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_UNSHARE_RANGE;
 	const int forwarded = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
 			      RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_INSERT_RANGE |
 			      RM_FALLOC_FL_COLLAPSE_RANGE;
@@ -525,25 +522,10 @@ int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t le
 	if (t->type != DT_T_FD || strcmp(t->fsname, "rangeshift-fusefs") ||
 	    (t->rs_ioctl && (mode & shift)))
 		return 0;
-	/* vfs_fallocate(), in its order, up to the f_op->fallocate call */
-	if (off < 0 || len <= 0)
-		return -EINVAL;
-	if (mode & ~supported)
-		return -EOPNOTSUPP;
-	if ((mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE)) ==
-	    (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE))
-		return -EOPNOTSUPP;
-	if ((mode & RM_FALLOC_FL_PUNCH_HOLE) && !(mode & RM_FALLOC_FL_KEEP_SIZE))
-		return -EOPNOTSUPP;
-	if ((mode & RM_FALLOC_FL_COLLAPSE_RANGE) && (mode & ~RM_FALLOC_FL_COLLAPSE_RANGE))
-		return -EINVAL;
-	if ((mode & RM_FALLOC_FL_INSERT_RANGE) && (mode & ~RM_FALLOC_FL_INSERT_RANGE))
-		return -EINVAL;
-	if ((mode & RM_FALLOC_FL_UNSHARE_RANGE) &&
-	    (mode & ~(RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE)))
-		return -EINVAL;
-	if (off > INT64_MAX - len)	/* MAX_LFS_FILESIZE, and the wrap */
-		return -EFBIG;
+	/* vfs_fallocate() up to the f_op->fallocate call, MAX_LFS_FILESIZE */
+	int err = rm_vfs_fallocate_check(mode, off, len, INT64_MAX);
+	if (err)
+		return err;
 	/* fuse_file_fallocate() */
 	if (mode & ~forwarded)
 		return -EOPNOTSUPP;

@@ -145,6 +145,11 @@ int rm_fsync(struct rm_file *f);
 /* fallocate(2) with any mode, validated in vfs_fallocate()'s order, then as
  * the profile's file system validates it (ext4_fallocate(), xfs_file_fallocate()). */
 int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len);
+/* The checks vfs_fallocate() makes before calling the file system, in its
+ * order, for a super block with this s_maxbytes: 0 or -errno.  rm_fallocate()
+ * starts with it; a tester of a stacked file system (FUSE: s_maxbytes is
+ * MAX_LFS_FILESIZE whatever the server's) calls it with that layer's limit. */
+int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes);
 /* lseek(2) SEEK_DATA / SEEK_HOLE: the offset, or -ENXIO (off < 0 or off >=
  * size), -EINVAL for another whence.  The answer is the one a file system
  * with a cold page cache gives: unwritten blocks count as holes, except

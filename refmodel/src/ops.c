@@ -826,12 +826,11 @@ static bool aligned(const struct rm_file *f, int64_t off, int64_t len)
 	return ((off | len) & (f->ab - 1)) == 0;
 }
 
-int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes)
 {
 	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
 			      RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
 			      RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_UNSHARE_RANGE;
-	f->ops++;
 	/* vfs_fallocate(), in its order */
 	if (off < 0 || len <= 0)
 		return -EINVAL;
@@ -849,8 +848,17 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	if ((mode & RM_FALLOC_FL_UNSHARE_RANGE) &&
 	    (mode & ~(RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE)))
 		return -EINVAL;
-	if (len > INT64_MAX - off || off + len > f->maxbytes)	/* wrap or s_maxbytes */
+	if (len > INT64_MAX - off || off + len > maxbytes)	/* wrap or s_maxbytes */
 		return -EFBIG;
+	return 0;
+}
+
+int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	f->ops++;
+	int err = rm_vfs_fallocate_check(mode, off, len, f->maxbytes);
+	if (err)
+		return err;
 
 	if (f->profile == RM_PROFILE_EXT4) {
 		/* ext4_fallocate() */
