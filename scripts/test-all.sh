@@ -30,7 +30,7 @@ cmake --build "$RANGESHIFT_CACHE/build" -j"$jobs"
 ctest --test-dir "$RANGESHIFT_CACHE/build" --output-on-failure --timeout 900 -j"$jobs"
 
 stage "3/6 build + unit tests (ASan + UBSan)"
-cmake_configure "$RANGESHIFT_CACHE/build-asan" -DCMAKE_BUILD_TYPE=Debug -DRS_SANITIZE=ON
+cmake_configure "$RANGESHIFT_CACHE/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_SANITIZE=ON
 cmake --build "$RANGESHIFT_CACHE/build-asan" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir "$RANGESHIFT_CACHE/build-asan" --output-on-failure --timeout 1800 -j"$jobs"
