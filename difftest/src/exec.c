@@ -496,6 +496,21 @@ static int flush_maps(struct dt_exec *x, uint64_t opno, struct dt_div *d)
 	return DV_NONE;
 }
 
+/* After a successful pwrite or mmap write of mr bytes at off: size, the
+ * map of the written range, and its bytes with their block edges. */
+static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
+			 const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t bs = rm_blocksize(x->s->model[i]);
+	int rc;
+
+	if ((rc = check_size(x, i, op, opno, d)) ||
+	    (rc = map_after(x, i, off, off + mr, op, opno, d)))
+		return rc;
+	return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
+			  op, opno, d);
+}
+
 int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	int rc = exec_inner(x, op, opno, d);
@@ -538,13 +553,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
 			goto enospc;
 		RET_DIV(mr, tr);
-		if (mr <= 0)
-			return DV_NONE;
-		if ((rc = check_size(x, i, op, opno, d)) ||
-		    (rc = map_after(x, i, off, off + mr, op, opno, d)))
-			return rc;
-		return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
-				  op, opno, d);
+		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
 	}
 	case DT_PREAD:
 	case DT_MREAD: {
@@ -582,13 +591,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
 			goto enospc;
 		RET_DIV(mr, tr);
-		if (mr <= 0)
-			return DV_NONE;
-		if ((rc = check_size(x, i, op, opno, d)) ||
-		    (rc = map_after(x, i, off, off + mr, op, opno, d)))
-			return rc;
-		return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
-				  op, opno, d);
+		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
 	}
 	case DT_TRUNCATE: {
 		int64_t old = rm_size(m);

@@ -826,6 +826,17 @@ static bool aligned(const struct rm_file *f, int64_t off, int64_t len)
 	return ((off | len) & (f->ab - 1)) == 0;
 }
 
+/* The collapse checks ext4_collapse_range() and xfs_file_fallocate() make
+ * alike: allocation-unit alignment, then "collapse must not reach EOF". */
+static int checked_collapse(struct rm_file *f, int64_t off, int64_t len)
+{
+	if (!aligned(f, off, len))
+		return -EINVAL;
+	if (off + len >= f->size)
+		return -EINVAL;
+	return do_collapse(f, off, len);
+}
+
 int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes)
 {
 	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
@@ -868,14 +879,8 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			return -EOPNOTSUPP;	/* UNSHARE */
 		if (mode & RM_FALLOC_FL_PUNCH_HOLE)
 			return ext4_punch(f, off, len);
-		if (mode & RM_FALLOC_FL_COLLAPSE_RANGE) {
-			/* ext4_collapse_range() */
-			if (!aligned(f, off, len))
-				return -EINVAL;
-			if (off + len >= f->size)
-				return -EINVAL;
-			return do_collapse(f, off, len);
-		}
+		if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
+			return checked_collapse(f, off, len);	/* ext4_collapse_range() */
 		if (mode & RM_FALLOC_FL_INSERT_RANGE) {
 			/* ext4_insert_range() */
 			if (!aligned(f, off, len))
@@ -916,13 +921,8 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	 * allocation units */
 	if (mode & RM_FALLOC_FL_PUNCH_HOLE)
 		return xfs_punch(f, off, len);
-	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE) {
-		if (!aligned(f, off, len))
-			return -EINVAL;
-		if (off + len >= f->size)
-			return -EINVAL;
-		return do_collapse(f, off, len);
-	}
+	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
+		return checked_collapse(f, off, len);
 	if (mode & RM_FALLOC_FL_INSERT_RANGE) {
 		if (!aligned(f, off, len))
 			return -EINVAL;
