@@ -8,9 +8,10 @@
  * directly, with O(log n) expected depth and none of the rebalancing case
  * analysis of an AVL/RB rope.  Priorities come from a per-file xorshift
  * generator seeded at creation, so the shape is deterministic and there is
- * no global state; the recursion in split/merge is bounded by the treap
- * depth, which is O(log n) with overwhelming probability because the
- * priorities never depend on the input.
+ * no global state; split and merge are iterative, and the remaining
+ * recursion (clone, check) is bounded by the treap depth, which is
+ * O(log n) with overwhelming probability because the priorities never
+ * depend on the input.
  */
 #ifndef RANGESHIFT_REFMODEL_INTERNAL_H
 #define RANGESHIFT_REFMODEL_INTERNAL_H
@@ -111,9 +112,13 @@ void buf_put(struct rm_buf *b);
 int64_t tree_len(const struct node *t);
 void tree_free(struct rm_file *f, struct node *t);
 int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x);
+int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b);
+int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k);
 void rop_close(struct rm_file *f, struct rop *x);
 /* vec helpers: positions are absolute byte offsets; x->a is the vec base */
 size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos);
+void v_cut2(struct rm_file *f, const struct rop *x, int64_t s, int64_t e,
+	    size_t *i, size_t *j);
 void v_drop_seg(struct seg *s);
 struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *segstart);
 int64_t tree_alloc_from(const struct node *t, int64_t off);

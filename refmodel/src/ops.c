@@ -80,8 +80,8 @@ static void set_range(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 	e = min64(e, x->b);
 	if (s >= e)
 		return;
-	size_t i = v_cut(f, x, s);
-	size_t j = v_cut(f, x, e);
+	size_t i, j;
+	v_cut2(f, x, s, e, &i, &j);
 	struct segvec *v = &f->vec;
 	for (size_t k = i; k < j; k++)
 		v_drop_seg(&v->v[k]);
@@ -99,8 +99,8 @@ static void set_range(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 /* Remove [s, e) from the vector (collapse). */
 static void v_remove(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 {
-	size_t i = v_cut(f, x, s);
-	size_t j = v_cut(f, x, e);
+	size_t i, j;
+	v_cut2(f, x, s, e, &i, &j);
 	struct segvec *v = &f->vec;
 	for (size_t k = i; k < j; k++)
 		v_drop_seg(&v->v[k]);
@@ -113,8 +113,8 @@ static void v_remove(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 static void v_write_data(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 			 struct rm_buf *buf)
 {
-	size_t i = v_cut(f, x, s);
-	size_t j = v_cut(f, x, e);
+	size_t i, j;
+	v_cut2(f, x, s, e, &i, &j);
 	int64_t p = s;
 	for (size_t k = i; k < j; k++) {
 		struct seg *g = &f->vec.v[k];
@@ -136,8 +136,8 @@ static void for_range(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 	e = min64(e, x->b);
 	if (s >= e)
 		return;
-	size_t i = v_cut(f, x, s);
-	size_t j = v_cut(f, x, e);
+	size_t i, j;
+	v_cut2(f, x, s, e, &i, &j);
 	for (size_t k = i; k < j; k++)
 		fn(&f->vec.v[k], arg);
 }
@@ -192,7 +192,8 @@ static void fn_alloc(struct seg *s, unsigned arg)
 /* M3 (ext4_ext_convert_to_initialized(), ext4_ext_zeroout()): when blocks
  * [s, e) of an unwritten run are converted, unwritten blocks of the same
  * run within max_zeroout on either side may be zeroed out and written.
- * The open range must reach zo past both ends (ext4_zo_open()). */
+ * The open range must reach zo past each end the run may cross
+ * (ext4_zo_widen()). */
 static int64_t ext4_zo(const struct rm_file *f)
 {
 	/* s_extent_max_zeroout_kb = 32; 0 for blocks larger than 32 KiB */
@@ -234,14 +235,47 @@ static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 		for_range(f, x, e, min64(re, sat_add(e, zo)), fn_or_may_unwritten, RM_DATA);
 }
 
-static int64_t zo_lo(const struct rm_file *f, int64_t lo) { return max64(0, lo - ext4_zo(f)); }
-static int64_t zo_hi(const struct rm_file *f, int64_t hi) { return sat_add(hi, ext4_zo(f)); }
-
 /* Kind of the block containing pos (allocation states are block uniform). */
 static unsigned blk_kind(struct rm_file *f, struct rop *x, int64_t pos)
 {
 	struct seg *s = v_at(f, x, pos, NULL);
 	return s ? s->kind : K_HOLE;
+}
+
+/* Widen the open range [x->a, x->b), before any edit, by the M3 window on
+ * each side where an unwritten run may cross the edge: back / fwd say
+ * whether the operation may convert blocks at the start / end of the
+ * range.  Blocks outside the edited range keep their kind during the
+ * operation (ext4_m3() only adds may bits), so a run reaches past x->a
+ * only if the block before it is unwritten now, and then only as far as
+ * the unwritten segments before x->a go (likewise past x->b); opening
+ * the whole window would flatten and rebuild up to 2 * 32 KiB of
+ * untouched segments that the scans of ext4_m3() never reach.  On
+ * failure the range is closed (the file is unchanged). */
+static int ext4_zo_widen(struct rm_file *f, struct rop *x, bool back, bool fwd)
+{
+	int64_t zo = ext4_zo(f);
+	if (!zo)
+		return 0;
+	int64_t lo = x->a, hi = x->b;
+	if (back && lo > 0 && blk_kind(f, x, lo - 1) == K_UNWRITTEN)
+		lo = max64(0, lo - zo);
+	if (fwd && blk_kind(f, x, hi) == K_UNWRITTEN)
+		hi = sat_add(hi, zo);
+	if (lo == x->a && hi == x->b)
+		return 0;
+	int err = rop_extend_kind(f, x, lo, hi, K_UNWRITTEN);
+	if (err)
+		rop_close(f, x);
+	return err;
+}
+
+/* rop_open() plus the M3 window where it is needed */
+static int ext4_zo_open(struct rm_file *f, int64_t lo, int64_t hi, bool back, bool fwd,
+			struct rop *x)
+{
+	int err = rop_open(f, lo, hi, x);
+	return err ? err : ext4_zo_widen(f, x, back, fwd);
 }
 
 /* Free every block wholly past the (new) size: xfs_itruncate_extents()
@@ -257,7 +291,8 @@ static int free_past_eof(struct rm_file *f, int64_t ns)
 	if (lo >= hi)
 		return 0;
 	struct rop x;
-	int err = rop_open(f, zo_lo(f, lo), hi, &x);
+	/* [e, hi) becomes a hole: no run crosses hi */
+	int err = ext4_zo_open(f, lo, hi, true, false, &x);
 	if (err)
 		return err;
 	set_range(f, &x, e, hi, K_HOLE, RM_HOLE, NULL, 0);
@@ -365,19 +400,6 @@ int64_t rm_maxbytes(const struct rm_file *f) { return f->maxbytes; }
 
 /* ---------- pwrite / pread / truncate / fsync ---------- */
 
-static bool range_has_unwritten(const struct rm_file *f, int64_t a, int64_t e)
-{
-	struct it it;
-	bool found = false;
-	it_init(&it, f->root, a);
-	while (!found && it_valid(&it) && it.cur_start < e) {
-		found = it.cur->s.kind == K_UNWRITTEN;
-		it_next(&it);
-	}
-	it_done(&it);
-	return found;
-}
-
 ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 {
 	f->ops++;
@@ -410,11 +432,7 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	int64_t zo = 0;
 	if (f->profile == RM_PROFILE_EXT4) {
 		/* M3: max_zeroout = s_extent_max_zeroout_kb >> (blkbits - 10) */
-		zo = (32 * 1024 / f->bs) * f->bs;
-		if (zo && range_has_unwritten(f, a, e)) {
-			lo = max64(0, a - zo);
-			hi = sat_add(e, zo);
-		}
+		zo = ext4_zo(f);
 	} else if (f->profile == RM_PROFILE_XFS && end > old_size) {
 		/* M1: p_end_fsb = XFS_ALLOC_ALIGN(end) + prealloc_blocks, with
 		 * prealloc_blocks <= max(allocsize, min(2^21 blocks, 2 * the
@@ -432,6 +450,18 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 		buf_put(b);
 		return err;
 	}
+	/* M3 edges, from the states before the write (D6(b)) */
+	bool ua = blk_kind(f, &x, a) == K_UNWRITTEN;
+	bool ue = blk_kind(f, &x, e - 1) == K_UNWRITTEN;
+	if (zo && (ua || ue)) {
+		/* only a run holding the first / last block can be zeroed
+		 * out past the write (ext4_m3() below) */
+		err = ext4_zo_widen(f, &x, ua, ue);
+		if (err) {
+			buf_put(b);
+			return err;
+		}
+	}
 	bool had_unwritten = false;
 	int64_t p = x.base;
 	for (size_t i = 0; i < f->vec.n; i++) {
@@ -444,9 +474,6 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	/* xfs_buffered_write_iomap_begin() runs once per mapping; the last
 	 * one starts inside the hole holding the write's last byte, and its
 	 * "eof" is: no extent at or after that offset */
-	/* M3 edges, from the states before the write (D6(b)) */
-	bool ua = blk_kind(f, &x, a) == K_UNWRITTEN;
-	bool ue = blk_kind(f, &x, e - 1) == K_UNWRITTEN;
 	int64_t lastblk = RD(f, end - 1);
 	bool eof = tree_alloc_from(x.R, 0) == 0;
 	p = x.base;
@@ -651,7 +678,7 @@ static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
 		return 0;	/* kernel computes a negative length here; see report */
 	int64_t s = rup(off, f->bs), e = rdown(end, f->bs);
 	struct rop x;
-	int err = rop_open(f, zo_lo(f, rdown(off, f->bs)), zo_hi(f, rup(end, f->bs)), &x);
+	int err = ext4_zo_open(f, rdown(off, f->bs), rup(end, f->bs), true, true, &x);
 	if (err)
 		return err;
 	if (s < e) {
@@ -713,7 +740,7 @@ static int ext4_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
 	bool pb = (off & (f->bs - 1)) != 0, pe = (end & (f->bs - 1)) != 0;
 	struct rop x;
 	int64_t lo = rdown(off, f->bs), hi = rup(end, f->bs);
-	int err = rop_open(f, zo_lo(f, lo), zo_hi(f, hi), &x);
+	int err = ext4_zo_open(f, lo, hi, true, true, &x);
 	if (err)
 		return err;
 	if (new_size)

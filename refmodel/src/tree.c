@@ -155,20 +155,6 @@ void tree_free(struct rm_file *f, struct node *t)
 	}
 }
 
-/* Subtree sums move between nodes as deltas: a node on a split or merge
- * path gains or loses exactly one detached/attached subtree, whose root
- * already carries its sums.  Adjusting by that delta (instead of upd(),
- * which reads both children) avoids loading the off-path child: one cache
- * line fewer per level of a random-offset descent. */
-static inline void sums_sub(struct node *n, const struct node *t)
-{
-	if (t) {
-		n->sum_len -= t->sum_len;
-		n->sum_alloc -= t->sum_alloc;
-		n->cnt -= t->cnt;
-	}
-}
-
 /* Top-down and iterative: at each step the winning root keeps its side
  * and the whole other tree ends up below it, so its sums grow by that
  * tree's totals (read from a root not yet modified) -- one pass down the
@@ -197,80 +183,171 @@ static struct node *merge(struct node *a, struct node *b)
 	return root;
 }
 
-/* Node-boundary splits (no node is cut).  split_end_lt: nodes ending
- * before a go left.  split_start_le: nodes starting at or before b go left. */
-static void split_end_lt(struct node *t, int64_t base, int64_t a,
-			 struct node **l, struct node **r)
+/* Prefix sums of the in-order sequence up to some node boundary. */
+struct psum {
+	int64_t len, alloc;
+	uint32_t cnt;
+};
+
+static inline void ps_add_node(struct psum *p, const struct node *t)
 {
-	if (!t) {
-		*l = *r = NULL;
-		return;
-	}
-	int64_t end = base + (t->l ? t->l->sum_len : 0) + t->s.len;
-	if (end < a) {
-		split_end_lt(t->r, end, a, &t->r, r);
-		sums_sub(t, *r);
-		*l = t;
-	} else {
-		split_end_lt(t->l, base, a, l, &t->l);
-		sums_sub(t, *l);
-		*r = t;
-	}
+	p->len += t->sum_len;
+	p->alloc += t->sum_alloc;
+	p->cnt += t->cnt;
+}
+static inline void ps_add_seg(struct psum *p, const struct node *t)
+{
+	p->len += t->s.len;
+	p->alloc += t->s.kind != K_HOLE ? t->s.len : 0;
+	p->cnt += 1;
+}
+/* t's sums := q - p, or t's sums += p */
+static inline void sums_set_diff(struct node *t, const struct psum *q, const struct psum *p)
+{
+	t->sum_len = q->len - p->len;
+	t->sum_alloc = q->alloc - p->alloc;
+	t->cnt = q->cnt - p->cnt;
+}
+static inline void sums_add(struct node *t, const struct psum *p)
+{
+	t->sum_len += p->len;
+	t->sum_alloc += p->alloc;
+	t->cnt += p->cnt;
+}
+static inline void sums_sub_ps(struct node *t, const struct psum *p)
+{
+	t->sum_len -= p->len;
+	t->sum_alloc -= p->alloc;
+	t->cnt -= p->cnt;
 }
 
-static void split_start_le(struct node *t, int64_t base, int64_t b,
-			   struct node **l, struct node **r)
-{
-	if (!t) {
-		*l = *r = NULL;
-		return;
-	}
-	int64_t start = base + (t->l ? t->l->sum_len : 0);
-	if (start <= b) {
-		split_start_le(t->r, start + t->s.len, b, &t->r, r);
-		sums_sub(t, *r);
-		*l = t;
-	} else {
-		split_start_le(t->l, base, b, l, &t->l);
-		sums_sub(t, *l);
-		*r = t;
-	}
-}
-
-/* Both splits in one descent: nodes ending before a go to *l, nodes
- * starting after b to *r, the rest (the nodes overlapping [a, b] plus the
- * neighbours at a-1 and b) to *m.  Below the first node that belongs to
- * *m the two remaining splits are independent. */
-static void split3(struct node *t, int64_t base, int64_t a, int64_t b,
+/* Node-boundary split of the whole tree t (no node is cut): nodes ending
+ * before a go to *l, nodes starting after b to *r, the rest (the nodes
+ * overlapping [a, b] plus the neighbours at a-1 and b) to *m.
+ *
+ * Iterative, one pass down plus one pass over the new spines, and it
+ * loads no node off the search path.  Each node whose links change ends
+ * up owning a contiguous in-order run [lo, hi) of the old sequence, so its
+ * new sums are P(hi) - P(lo) for the prefix sums P.  Going down, P at the
+ * current subtree's start is known (it grows by a left subtree and a
+ * segment at each step right), and so is P at a node's subtree end (P at
+ * its start plus its old sums); the two cut points xl (start of the first
+ * *m node) and xr (end of the last) are known only at the bottom.  So the
+ * descent stores the part it knows in the node (-P(lo) or P(hi)) and the
+ * second pass, which walks exactly the changed nodes as the spines they
+ * now form (the right spine of *l, the left spine of *r, the left spine
+ * of the *m root's left child, the right spine of its right child), adds
+ * the rest.  No stack, so no depth limit. */
+static void split3(struct node *t, int64_t a, int64_t b,
 		   struct node **l, struct node **m, struct node **r)
 {
-	if (!t) {
-		*l = *m = *r = NULL;
-		return;
+	struct psum p = { 0, 0, 0 };	/* P at the start of t's subtree */
+	struct node **lp = l, **rp = r;
+	*m = NULL;
+	while (t) {
+		const struct node *tl = t->l;
+		int64_t start = p.len + (tl ? tl->sum_len : 0);
+		int64_t end = start + t->s.len;
+		if (end < a) {
+			/* t and its left subtree go left: run [P(start of
+			 * subtree), xl) */
+			struct psum lo = p;
+			if (tl)
+				ps_add_node(&p, tl);
+			ps_add_seg(&p, t);
+			t->sum_len = -lo.len;
+			t->sum_alloc = -lo.alloc;
+			t->cnt = -lo.cnt;
+			*lp = t;
+			lp = &t->r;
+			t = t->r;
+		} else if (start > b) {
+			/* t and its right subtree go right: [xr, P(end)) */
+			sums_add(t, &p);
+			*rp = t;
+			rp = &t->l;
+			t = t->l;
+		} else {
+			break;
+		}
 	}
-	int64_t start = base + (t->l ? t->l->sum_len : 0);
-	int64_t end = start + t->s.len;
-	if (end < a) {
-		split3(t->r, end, a, b, &t->r, m, r);
-		sums_sub(t, *m);
-		sums_sub(t, *r);
-		*l = t;
-	} else if (start > b) {
-		split3(t->l, base, a, b, l, m, &t->l);
-		sums_sub(t, *l);
-		sums_sub(t, *m);
-		*r = t;
-	} else {
-		split_end_lt(t->l, base, a, l, &t->l);
-		split_start_le(t->r, end, b, &t->r, r);
-		sums_sub(t, *l);
-		sums_sub(t, *r);
+	struct psum xl = p, xr = p;
+	if (t) {
+		/* t is the root of *m: split its left subtree by "ends before
+		 * a" and its right one by "starts after b" */
 		*m = t;
+		struct psum q = p;	/* P at the end of t's segment */
+		if (t->l)
+			ps_add_node(&q, t->l);
+		ps_add_seg(&q, t);
+		struct node **mp = &t->l, *u = t->l;
+		while (u) {
+			int64_t ul = u->l ? u->l->sum_len : 0;
+			if (p.len + ul + u->s.len < a) {
+				struct psum lo = p;
+				if (u->l)
+					ps_add_node(&p, u->l);
+				ps_add_seg(&p, u);
+				u->sum_len = -lo.len;
+				u->sum_alloc = -lo.alloc;
+				u->cnt = -lo.cnt;
+				*lp = u;
+				lp = &u->r;
+				u = u->r;
+			} else {
+				/* stays in *m: [xl, P(end of subtree)) */
+				sums_add(u, &p);
+				*mp = u;
+				mp = &u->l;
+				u = u->l;
+			}
+		}
+		*mp = NULL;
+		xl = p;
+		mp = &t->r;
+		u = t->r;
+		while (u) {
+			int64_t ul = u->l ? u->l->sum_len : 0;
+			if (q.len + ul <= b) {
+				/* stays in *m: [P(start of subtree), xr) */
+				struct psum lo = q;
+				if (u->l)
+					ps_add_node(&q, u->l);
+				ps_add_seg(&q, u);
+				u->sum_len = -lo.len;
+				u->sum_alloc = -lo.alloc;
+				u->cnt = -lo.cnt;
+				*mp = u;
+				mp = &u->r;
+				u = u->r;
+			} else {
+				sums_add(u, &q);
+				*rp = u;
+				rp = &u->l;
+				u = u->l;
+			}
+		}
+		*mp = NULL;
+		xr = q;
+		sums_set_diff(t, &xr, &xl);
+		for (u = t->l; u; u = u->l)
+			sums_sub_ps(u, &xl);
+		for (u = t->r; u; u = u->r)
+			sums_add(u, &xr);
 	}
+	*lp = NULL;
+	*rp = NULL;
+	for (struct node *u = *l; u; u = u->r)
+		sums_add(u, &xl);
+	for (struct node *u = *r; u; u = u->l)
+		sums_sub_ps(u, &xr);
 }
 
-static void flatten_into(struct rm_file *f, struct node *t)
+/* Copy t's segments in order to dst and free its nodes; returns how many
+ * (t->cnt). */
+static size_t flatten_to(struct rm_file *f, struct node *t, struct seg *dst)
 {
+	size_t n = 0;
 	/* in-order, iterative via the same rotation trick as tree_free */
 	while (t) {
 		if (t->l) {
@@ -280,11 +357,21 @@ static void flatten_into(struct rm_file *f, struct node *t)
 			t = l;
 		} else {
 			struct node *r = t->r;
-			f->vec.v[f->vec.n++] = t->s;
+			dst[n++] = t->s;
 			node_put(f, t);
 			t = r;
 		}
 	}
+	return n;
+}
+
+static void pad_hole(struct rm_file *f, int64_t len)
+{
+	struct seg *p = &f->vec.v[f->vec.n++];
+	memset(p, 0, sizeof(*p));
+	p->len = len;
+	p->kind = K_HOLE;
+	p->may = RM_HOLE;
 }
 
 /* Open [a, b) (a <= b) for editing.  The vector also holds the whole node
@@ -303,7 +390,7 @@ int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x)
 	struct node *m;
 	x->a = a;
 	x->b = b;
-	split3(f->root, 0, a < T ? a : T, b, &x->L, &m, &x->R);
+	split3(f->root, a < T ? a : T, b, &x->L, &m, &x->R);
 	f->root = NULL;
 	x->base = tree_len(x->L);
 	/* the flattened nodes return to the free list, so only the vector
@@ -313,16 +400,122 @@ int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x)
 		f->root = merge(merge(x->L, m), x->R);
 		return err;
 	}
-	f->vec.n = 0;
-	flatten_into(f, m);
 	int64_t hi = x->base + tree_len(m);
-	int64_t want = b > hi ? b : hi;
-	if (want > hi) {
-		struct seg *p = &f->vec.v[f->vec.n++];
-		memset(p, 0, sizeof(*p));
-		p->len = want - hi;
-		p->kind = K_HOLE;
-		p->may = RM_HOLE;
+	f->vec.n = flatten_to(f, m, f->vec.v);
+	if (b > hi)
+		pad_hole(f, b - hi);
+	return 0;
+}
+
+/* Widen an open range to [a, b) (a <= x->a, b >= x->b), before the caller
+ * has edited the vector: what rop_open(a, b) would have given, for the
+ * cost of the extra nodes only.  Callers open the narrow range first and
+ * widen only when what they find there calls for it.  On failure (no
+ * memory) the range is still open and consistent, possibly widened on
+ * the left; the caller closes it, which leaves the file as it was. */
+int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
+{
+	struct segvec *v = &f->vec;
+	struct node *l, *m, *r;
+	int err;
+	if (a < x->a) {
+		if (a <= x->base && x->L) {
+			/* nodes of L ending at or after a (the one holding a - 1
+			 * included) move into the vector */
+			split3(x->L, a, INT64_MAX, &l, &m, &r);
+			size_t c = tcnt(m);
+			err = reserve_vec(f, v->n + c + 40);
+			if (err) {
+				x->L = merge(l, m);
+				return err;
+			}
+			memmove(v->v + c, v->v, v->n * sizeof(*v->v));
+			v->n += flatten_to(f, m, v->v);
+			x->L = l;
+			x->base = tree_len(l);
+		}
+		x->a = a;
+	}
+	if (b > x->b) {
+		int64_t e = x->base;
+		for (size_t i = 0; i < v->n; i++)
+			e += v->v[i].len;
+		if (x->R && b >= e) {
+			/* nodes of R (which starts at e) starting at or before b */
+			split3(x->R, 0, b - e, &l, &m, &r);
+			err = reserve_vec(f, v->n + tcnt(m) + 40);
+			if (err) {
+				x->R = merge(m, r);
+				return err;
+			}
+			e += tree_len(m);
+			v->n += flatten_to(f, m, v->v + v->n);
+			x->R = r;
+		}
+		if (!x->R && b > e)
+			pad_hole(f, b - e);
+		x->b = b;
+	}
+	return 0;
+}
+
+/* Widen an open range towards [a, b) (before any edit) only as far as a
+ * run of segments of kind k continues from its edges: while the first
+ * segment of the vector is of kind k and so is the last node of L, that
+ * node moves into the vector (likewise at the right end with R), and the
+ * range ends at a / b or, where the run stops first, at the vector's edge
+ * (where a segment of kind k meets one of another kind, so no edit that
+ * keeps kinds there can make them mergeable).  For
+ * callers whose edits past the old edges depend only on that run (ext4's
+ * M3 zero-out), this is what rop_extend(a, b) would give without
+ * flattening every untouched node within reach.  The caller checks that
+ * the run does cross the old edge.  Errors as rop_extend(). */
+int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k)
+{
+	struct segvec *v = &f->vec;
+	int err;
+	if (a < x->a) {
+		int64_t old = x->a;
+		/* base >= a: the vector must also hold the node before a,
+		 * or an edit at a could make the first segment equal to
+		 * L's last node */
+		while (x->base >= a && v->n && v->v[0].kind == k && x->L) {
+			const struct node *t = x->L;
+			while (t->r)
+				t = t->r;
+			if (t->s.kind != k)
+				break;
+			/* pulls exactly the nodes ending at or after base - 1 */
+			err = rop_extend(f, x, x->base - 1, x->b);
+			if (err) {
+				x->a = old;
+				return err;
+			}
+		}
+		int64_t na = a > x->base ? a : x->base;
+		x->a = na < old ? na : old;
+	}
+	if (b > x->b) {
+		int64_t e = x->base;
+		for (size_t i = 0; i < v->n; i++)
+			e += v->v[i].len;
+		/* e <= b: the vector must also hold the node at b */
+		while (e <= b && v->n && v->v[v->n - 1].kind == k && x->R) {
+			const struct node *t = x->R;
+			while (t->l)
+				t = t->l;
+			if (t->s.kind != k)
+				break;
+			int64_t len = t->s.len;	/* t is freed below */
+			/* pulls the nodes of R starting at e (its first) */
+			err = rop_extend(f, x, x->a, e);
+			if (err)
+				return err;
+			e += len;
+		}
+		int64_t nb = b < e ? b : e;
+		if (nb > x->b)
+			x->b = nb;
 	}
 	return 0;
 }
@@ -423,13 +616,12 @@ void rop_close(struct rm_file *f, struct rop *x)
 	x->L = x->R = NULL;
 }
 
-/* Ensure a segment boundary at pos inside the vector; returns the index of
- * the segment starting at pos (== n when pos == b). */
-size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos)
+/* Ensure a segment boundary at pos inside the vector, scanning from
+ * segment i, which starts at off (<= pos); returns the index of the
+ * segment starting at pos (== n when pos is the end of the vector). */
+static size_t v_cut_from(struct segvec *v, int64_t pos, size_t i, int64_t off)
 {
-	struct segvec *v = &f->vec;
-	int64_t off = x->base;
-	for (size_t i = 0; i < v->n; i++) {
+	for (; i < v->n; i++) {
 		if (off == pos)
 			return i;
 		if (pos < off + v->v[i].len) {
@@ -449,6 +641,20 @@ size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos)
 		off += v->v[i].len;
 	}
 	return v->n;
+}
+
+size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos)
+{
+	return v_cut_from(&f->vec, pos, 0, x->base);
+}
+
+/* Boundaries at s and e (s <= e): the scan for e resumes at s instead of
+ * starting over. */
+void v_cut2(struct rm_file *f, const struct rop *x, int64_t s, int64_t e,
+	    size_t *i, size_t *j)
+{
+	*i = v_cut_from(&f->vec, s, 0, x->base);
+	*j = v_cut_from(&f->vec, e, *i, s);
 }
 
 struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *segstart)
