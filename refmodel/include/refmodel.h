@@ -64,7 +64,7 @@ extern "C" {
 
 enum rm_profile {
 	RM_PROFILE_EXT4 = 0,	/* ext4, extents, 4.x+ defaults */
-	RM_PROFILE_XFS = 1,	/* XFS v5, no reflink, no rtdev */
+	RM_PROFILE_XFS = 1,	/* XFS v5, reflink=1 (rm_clone_range()), no rtdev */
 	RM_PROFILE_BYTES = 2,	/* extension: byte-granular insert/collapse/punch/zero */
 };
 
@@ -160,6 +160,20 @@ int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence);
  * when their pages are cached (mapping_seek_hole_data()), and may-masks
  * apply.  Returns 1 yes, 0 no. */
 int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result);
+
+/* ioctl(dst, FICLONERANGE, {src, soff, len, doff}) (src/clone.c): 0 or
+ * -errno.  -EXDEV when the two files are not of one file system (profile,
+ * block size or s_maxbytes differ), -EOPNOTSUPP unless the profile is XFS
+ * (reflink=1, the mkfs.xfs default; ext4 and FUSE have no
+ * ->remap_file_range in 6.1), then the -EINVAL/-EFBIG rules of
+ * generic_remap_checks() (block-aligned offsets, a length that is block
+ * aligned or ends at the source EOF, no overlap within one file, len 0 =
+ * to the source EOF).  The destination blocks take the source's bytes and
+ * states (written stays written, holes and unwritten blocks become holes
+ * unless both blocks are unwritten, xfs_reflink_remap_extent()); the size
+ * becomes max(size, doff + len).  src may be dst. */
+int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
+		   int64_t soff, int64_t doff, int64_t len);
 
 /* FIEMAP of [start, start+len) rounded out to blocks: fills up to max
  * extents (allocated extents only, adjacent extents of one state merged,
