@@ -34,12 +34,20 @@ static void progress(struct dt_campaign *c, struct dt_tresult *r, uint64_t done,
 		     uint64_t total, int final)
 {
 	double t = now();
-	if (!final && t - c->last_progress < (c->tty ? 0.5 : 10.0))
+	if (!final && t - c->last_progress < (c->tty || c->live ? 0.5 : 10.0))
 		return;
 	c->last_progress = t;
 	double el = t - r->t0 - r->shrink_seconds;
 	double rate = el > 0 ? done / el : 0;
 	double eta = rate > 0 ? (total - done) / rate : 0;
+	if (c->live) {
+		c->live->done = done;
+		c->live->total = total;
+		c->live->divergences = r->divergences;
+		c->live->max_extents = r->max_extents;
+		c->live->rate = rate;
+		return;
+	}
 	if (c->quiet)
 		return;
 	if (c->tty) {
@@ -200,6 +208,23 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 		free(t);
 		return rc;
 	}
+	/* --journal: the op log written op by op, BEFORE each op runs and
+	 * unbuffered, so that it survives a kernel crash (in the guest DIR is
+	 * on the host's 9p share): the campaign shrinks crashes from it. */
+	FILE *jf = NULL;
+	if (c->journal[0]) {
+		char tn[PATH_MAX + 32], jp[2 * PATH_MAX + 256];
+		sanitize(t->name, tn, sizeof(tn));
+		snprintf(jp, sizeof(jp), "%s/journal-%s%s.log", c->journal, c->shard_tag, tn);
+		if (!(jf = fopen(jp, "w")))
+			fprintf(stderr, "difftest: --journal %s: %s (going on without)\n", jp,
+				strerror(errno));
+		else {
+			dt_log_write(jf, t, c->nfiles, NULL, 0, c->seed);
+			fflush(jf);
+			setvbuf(jf, NULL, _IONBF, 0);
+		}
+	}
 	struct oplog l = { 0 };
 	size_t epoch[DT_MAXFILES] = { 0 };
 	int live[DT_MAXFILES];
@@ -212,8 +237,20 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	for (j = 0; j < c->ops; j++) {
 		struct dt_op op;
 		dt_gen_next(&g, s->model, live, &op);
+		/* the last op of a run remounts (unless remount's weight is 0):
+		 * the on-disk checks (tree depth, fsck: depth.c) see the end state */
+		if (j + 1 == c->ops && c->ops > 1 && g.weights[DT_REMOUNT] &&
+		    !(g.disabled & (1u << DT_REMOUNT))) {
+			memset(&op, 0, sizeof(op));
+			op.kind = DT_REMOUNT;
+		}
 		if ((rc = log_push(&l, &op)))
 			break;
+		if (jf) {
+			char line[256];
+			dt_op_format(&op, line, sizeof(line));
+			fprintf(jf, "%s\n", line);
+		}
 		rc = dt_exec_op(&x, &op, j, &d);
 		if (!rc && x.file_reset)
 			epoch[op.file] = l.n;
@@ -282,7 +319,23 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	r->enospc_resets = t->enospc_resets;
 	r->remount_fallbacks = t->remount_fallbacks;
 	r->syscalls = x.syscalls;
+	r->max_depth = t->max_depth;
+	r->max_btree = t->max_btree;
+	r->depth_runs = t->depth_runs;
+	r->depth_seconds = t->depth_seconds;
+	r->fsck_runs = t->fsck_runs;
+	r->fsck_errors = t->fsck_errors;
+	r->fsck_seconds = t->fsck_seconds;
+	snprintf(r->depth_note, sizeof(r->depth_note), "%s", t->depth_note);
+	memcpy(r->kind_sec, x.kind_sec, sizeof(r->kind_sec));
+	r->full_sec = x.full_sec;
+	r->map_sec = x.map_sec;
+	r->data_sec = x.data_sec;
+	r->full_checks = x.full_checks;
+	r->bytes_checked = x.bytes_checked;
 	progress(c, r, j, c->ops, 1);
+	if (jf)
+		fclose(jf);
 	dt_exec_fini(&x);
 	dt_session_close(s);
 	free(l.v);

@@ -34,6 +34,25 @@ struct dt_tresult {
 	uint64_t kind_count[DT_NKINDS];
 	uint64_t errs[DT_NKINDS][DT_NERRNO];
 	int64_t max_extents, max_model_runs;
+	/* on-disk checks at remounts (depth.c) */
+	int max_depth, max_btree;	/* measured; valid when depth_runs */
+	uint64_t depth_runs, fsck_runs, fsck_errors;
+	double depth_seconds, fsck_seconds;
+	char depth_note[256];
+	/* where the time went (struct dt_exec) */
+	double kind_sec[DT_NKINDS];
+	double full_sec, map_sec, data_sec;
+	uint64_t full_checks, bytes_checked;
+};
+
+/* Live progress of one target run in a child process (targets run at
+ * once, main.c; shared memory): the child writes, the parent prints one
+ * line for all targets.  Display only: torn reads do no harm. */
+struct dt_progress {
+	volatile uint64_t done, total, divergences;
+	volatile int64_t max_extents;
+	volatile double rate;
+	volatile int finished;	/* the target's run is over (maybe stopped early) */
 };
 
 struct dt_campaign {
@@ -47,11 +66,13 @@ struct dt_campaign {
 	char shard_tag[32];
 	char out[PATH_MAX];
 	int no_shrink, no_remount, quiet, tty, fiemap_nosync;
+	char journal[PATH_MAX];	/* --journal DIR: each op logged before it runs */
 	uint64_t shrink_tests;
 	double shrink_seconds;
 	uint64_t max_div;
 	char prefix[64];
 	double last_progress;
+	struct dt_progress *live;	/* set: report progress here, print nothing */
 	struct dt_divrec *divs;
 	size_t ndivs;
 };

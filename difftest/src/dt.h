@@ -38,6 +38,7 @@ enum dt_kind {
 	DT_FMODE,		/* any other mode word: mostly invalid combos */
 	DT_FSYNC, DT_REOPEN, DT_DROP, DT_REMOUNT,
 	DT_SEEK_DATA, DT_SEEK_HOLE,
+	DT_REFLINK,		/* FICLONERANGE from file `src` (XFS; else EOPNOTSUPP) */
 	DT_NKINDS
 };
 
@@ -46,8 +47,10 @@ struct dt_op {
 	uint8_t file;		/* file index in the session */
 	uint8_t pat;		/* data byte of pwrite/mwrite (never 0) */
 	int32_t mode;		/* fallocate mode word (DT_FMODE; derived otherwise) */
-	int64_t off;		/* offset; new size for truncate */
+	int64_t off;		/* offset; new size for truncate; dst offset of reflink */
 	int64_t len;
+	uint8_t src;		/* DT_REFLINK: source file index */
+	int64_t soff;		/* DT_REFLINK: source offset */
 };
 
 /* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
@@ -83,6 +86,15 @@ struct dt_gen {
 	int64_t stripe_left[DT_MAXFILES];	/* ops left in a fragmenting phase */
 	int64_t reset_extents;	/* truncate to 0 when a file passes this */
 	int64_t reset_bytes;
+	/* Per-file personalities (gen.c): a "fragmenter" file mostly does
+	 * block-sized ops at scattered block offsets over frag_span bytes, so
+	 * its extent tree grows to thousands of extents (ext4 depth 2, XFS
+	 * btree); the other files do the general mix. */
+	uint8_t frag[DT_MAXFILES];	/* 1: file i is a fragmenter */
+	int frag_files;		/* how many (dt_gen_init: 1 if nfiles >= 2) */
+	int64_t frag_span;	/* bytes its scattered ops fall in */
+	unsigned frag_pct;	/* % of its ops that follow the recipe */
+	int64_t frag_reset_extents;	/* its reset threshold (model runs) */
 };
 uint64_t dt_rand(uint64_t *s);
 void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
@@ -120,6 +132,16 @@ struct dt_target {
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
+	/* on-disk checks while unmounted (depth.c, from dt_t_remount()) */
+	int fsck_now;			/* set by exec.c: fsck at this remount */
+	int fsck_timeout;		/* seconds; 0: 300 */
+	char fsck_msg[1024];		/* non-empty: that fsck found corruption */
+	uint64_t fsck_runs, fsck_errors;	/* verdicts; tool failures */
+	double fsck_seconds;
+	int max_depth, max_btree;	/* measured tree depth (debugfs/xfs_db) */
+	uint64_t depth_runs;		/* files measured */
+	double depth_seconds;
+	char depth_note[256];		/* last tool failure */
 };
 
 struct dt_session {
@@ -130,6 +152,9 @@ struct dt_session {
 	int fd[DT_MAXFILES];
 	char path[DT_MAXFILES][PATH_MAX + 160];
 	void *fmbuf;				/* FIEMAP ioctl buffer */
+	/* fusefs: file i may have dirty page-cache pages (an mmap write
+	 * since its last fdatasync), see dt_t_fiemap() */
+	unsigned char mdirty[DT_MAXFILES];
 	struct dt_session *next;
 };
 
@@ -151,6 +176,8 @@ int dt_t_truncate(struct dt_session *s, int i, int64_t size);
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len);
 int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t len);
 int dt_t_fsync(struct dt_session *s, int i);
+/* ioctl(fd[i], FICLONERANGE, {fd[src], soff, len, off}): 0 or -errno. */
+int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len);
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
@@ -161,8 +188,24 @@ int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence);
 int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		    struct rm_extent **ext, size_t *cap);
 
+/* depth.c: on-disk checks while a target is unmounted */
+/* Run argv (PATH lookup) with stdout+stderr into out (NUL-terminated,
+ * truncated); kill it after timeout_s.  Exit status (127: not found),
+ * 128+signal, -ETIMEDOUT or -errno. */
+int dt_run_tool(char *const argv[], int timeout_s, char *out, size_t outn);
+/* Tree depth from `debugfs -R "dump_extents -n <INO>"` output, -1 error. */
+int dt_parse_debugfs_depth(const char *out);
+/* bmbt root level from xfs_db "print core.format" + "print u3.bmbt.level"
+ * (0 for extents/local format), -1 error; *btree: the fork is a btree. */
+int dt_parse_xfs_db_depth(const char *out, int *btree);
+/* fsck exit status -> 0 clean, 1 corruption found, -1 no verdict. */
+int dt_fsck_verdict(const char *fstype, int status);
+/* Measure the depth of inodes ino[0..n) and, if t->fsck_now, fsck the
+ * device (t->fsck_msg set on corruption).  The target must be unmounted. */
+void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, int n);
+
 /* exec.c: the oracle */
-enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_NKINDS };
+enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_NKINDS };
 const char *dt_divkind_name(int k);
 
 struct dt_div {
@@ -183,6 +226,7 @@ struct dt_opts {
 	int64_t write_check_max;	/* bytes hashed after a write (both ends) */
 	uint64_t map_batch;	/* check the affected maps every N ops (1: each op) */
 	int verify_fullmap_after_global;
+	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
 };
 
 struct dt_exec {
@@ -201,11 +245,20 @@ struct dt_exec {
 	int64_t max_model_runs;
 	uint64_t enospc;
 	uint64_t syscalls;
+	uint64_t remounts;	/* remount ops run (for --fsck-every) */
 	/* map ranges changed since the last map check (--map-batch) */
 	int pend[DT_MAXFILES];
 	int64_t pend_lo[DT_MAXFILES], pend_hi[DT_MAXFILES];
 	struct dt_op pend_op[DT_MAXFILES];
 	uint64_t since_map;
+	/* where the time goes (report: seconds_per_kind, seconds_in): wall
+	 * seconds per op kind (a remount's includes its full checks), in the
+	 * periodic/final full checks, in FIEMAP (with its write-back), in
+	 * data checks (pread + compare); bytes compared by data checks */
+	double kind_sec[DT_NKINDS];
+	double full_sec, map_sec, data_sec;
+	uint64_t full_checks, bytes_checked;
+	int64_t ext_n;		/* extents in ext[] from the last FIEMAP */
 };
 
 int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *o);
@@ -245,6 +298,11 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,
 		   uint64_t seed);
+/* The ops as an xfs_io shell script that exits 1 ("BUG REPRODUCED") when
+ * the kernel log shows an oops/BUG/WARNING afterwards: for kernel crashes,
+ * which no in-guest oracle survives. */
+int dt_write_crash_script(FILE *f, struct dt_target *t, int nfiles,
+			  const struct dt_op *ops, size_t n);
 int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
 		 const struct dt_op *ops, size_t n, uint64_t seed);
 /* Read an op log: header gives target/files when present. */

@@ -7,10 +7,14 @@
  * huge lengths, s_maxbytes, ext4's 2^32-block edge, negative values.
  *
  * To reach deep extent trees (ext4 index levels beyond 4 in-inode and 340
- * per-block extents, XFS btree-format forks beyond ~21 in-inode extents) a
- * file now and then enters a "stripe" phase in which most of its ops touch
- * single blocks on a 2-block grid, which splits the map into alternating
- * runs.  A file is truncated to 0 (a "reset") when it gets too big or too
+ * per-block extents, XFS btree-format forks beyond ~21 in-inode extents)
+ * files have personalities: one file per session (chosen from the seed) is
+ * a "fragmenter" whose ops are mostly block-sized writes, unwritten
+ * allocations, punches, inserts and collapses at scattered block offsets
+ * and at run boundaries (frag_next()), so it reaches thousands of extents
+ * (ext4 depth 2, XFS multi-level bmbt) within a CI-sized run; the others
+ * do the general mix, and now and then enter a "stripe" phase in which
+ * most of their ops touch single blocks on a 2-block grid.  A file is truncated to 0 (a "reset") when it gets too big or too
  * fragmented, which also bounds the work of shrinking a divergence: ops
  * before the last reset of a file cannot matter to it.
  */
@@ -47,7 +51,7 @@ void dt_weights_default(unsigned *w)
 		[DT_ZERO_KEEP] = 30, [DT_INSERT] = 80, [DT_COLLAPSE] = 80,
 		[DT_UNSHARE] = 5, [DT_FMODE] = 20, [DT_FSYNC] = 30,
 		[DT_REOPEN] = 10, [DT_DROP] = 5, [DT_REMOUNT] = 1,
-		[DT_SEEK_DATA] = 30, [DT_SEEK_HOLE] = 30,
+		[DT_SEEK_DATA] = 30, [DT_SEEK_HOLE] = 30, [DT_REFLINK] = 15,
 	};
 	memcpy(w, def, sizeof(def));
 }
@@ -112,6 +116,18 @@ void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 	g->ws = 4 << 20;
 	g->reset_extents = 8000;
 	g->reset_bytes = 32 << 20;	/* bounds the full checks' reads */
+	/* One fragmenter per session when there are other files to keep the
+	 * general mix (which file: from the seed).  Span 64 MiB of 4 KiB
+	 * blocks: 3000 scattered single-block extents fill ~20% of it, so most
+	 * land between holes or next to an extent of the other state and stay
+	 * separate extents; allocation stays ~12 MiB, bounding the full
+	 * checks' reads (unwritten runs are only sampled). */
+	g->frag_files = nfiles >= 2 ? 1 : 0;
+	g->frag_span = (int64_t)16384 * bs;
+	g->frag_pct = 90;
+	g->frag_reset_extents = 7000;
+	if (g->frag_files)
+		g->frag[dt_rand(&g->rng) % (uint64_t)nfiles] = 1;
 }
 
 struct bctx {
@@ -139,6 +155,169 @@ static int64_t extent_boundary(struct dt_gen *g, const struct rm_file *f)
 	if (rm_walk(f, p, end, bound_cb, &c) < 0 || c.n == 0)
 		return p;
 	return c.b[rnd(g, (uint64_t)c.n)];
+}
+
+/* A run boundary near a random point, preferring one between two
+ * allocated runs (no hole in between): shifting there moves an extent that
+ * touches its neighbour, and with thousands of such extents some of these
+ * boundaries are also the boundaries of extent-tree nodes (ext4 leaves of
+ * 340 entries, XFS bmbt blocks), which the model cannot see. */
+struct abctx {
+	int64_t b[8];
+	int adj[8];
+	int n, prev;		/* prev: state of the previous run, -1 none */
+};
+
+static int adj_cb(void *ctx, const struct rm_run *r)
+{
+	struct abctx *c = ctx;
+
+	if (c->prev >= 0) {
+		c->b[c->n] = r->off;
+		c->adj[c->n] = c->prev != RM_HOLE && r->state != RM_HOLE;
+		c->n++;
+	}
+	c->prev = (int)r->state;
+	return c->n >= 8;
+}
+
+static int64_t adjacent_boundary(struct dt_gen *g, const struct rm_file *f)
+{
+	int64_t end = rm_map_end(f);
+	struct abctx c = { .n = 0, .prev = -1 };
+
+	if (end <= 0)
+		return 0;
+	int64_t p = (int64_t)rnd(g, (uint64_t)end) & ~(int64_t)(g->bs - 1);
+	if (rm_walk(f, p, end, adj_cb, &c) < 0 || c.n == 0)
+		return p;
+	int na = 0, pick[8];
+	for (int k = 0; k < c.n; k++)
+		if (c.adj[k])
+			pick[na++] = k;
+	return na ? c.b[pick[rnd(g, (uint64_t)na)]] : c.b[rnd(g, (uint64_t)c.n)];
+}
+
+static int nb_cb(void *ctx, const struct rm_run *r)
+{
+	*(unsigned *)ctx |= r->state;
+	return 0;
+}
+
+/* States of the blocks just before and just after [off, off+len). */
+static unsigned neighbour_states(const struct rm_file *f, int64_t off, int64_t len,
+				 int64_t bs)
+{
+	unsigned st = 0;
+
+	if (off >= bs)
+		rm_walk(f, off - bs, off, nb_cb, &st);
+	rm_walk(f, off + len, off + len + bs, nb_cb, &st);
+	return st;
+}
+
+/* The fragmenter's recipe: block-sized ops at scattered block offsets.
+ * Written (pwrite/mwrite) and unwritten (falloc -k, zero -k) single
+ * blocks side by side never merge into one extent, holes (punch) split
+ * them, and one-block inserts/collapses at run boundaries (or one block
+ * before one) shift thousands of extents across tree-node boundaries.
+ * Kinds whose weight is 0 or that the target cannot do are skipped, so
+ * --weights still rules.  Returns 0 if no recipe kind is enabled. */
+static int frag_next(struct dt_gen *g, const struct rm_file *f, int64_t size,
+		     struct dt_op *op)
+{
+	static const struct { uint8_t k, w; } recipe[] = {
+		{ DT_PWRITE, 30 }, { DT_FALLOC_KEEP, 18 }, { DT_ZERO_KEEP, 5 },
+		{ DT_MWRITE, 4 }, { DT_PUNCH, 9 }, { DT_INSERT, 14 },
+		{ DT_COLLAPSE, 9 }, { DT_PREAD, 4 }, { DT_SEEK_DATA, 2 },
+		{ DT_SEEK_HOLE, 2 }, { DT_FSYNC, 1 },
+	};
+	const int nr = (int)(sizeof(recipe) / sizeof(recipe[0]));
+	int64_t bs = g->bs, nb = g->frag_span / bs, sb = size / bs;
+	unsigned sum = 0;
+
+	for (int r = 0; r < nr; r++)
+		if (g->weights[recipe[r].k] && !(g->disabled & (1u << recipe[r].k)))
+			sum += recipe[r].w;
+	if (!sum || nb < 1)
+		return 0;
+	uint64_t x = rnd(g, sum);
+	int k = DT_PWRITE;
+	for (int r = 0; r < nr; r++) {
+		if (!g->weights[recipe[r].k] || (g->disabled & (1u << recipe[r].k)))
+			continue;
+		if (x < recipe[r].w) {
+			k = recipe[r].k;
+			break;
+		}
+		x -= recipe[r].w;
+	}
+	/* shifts and mapped I/O need a file to work in: grow it first */
+	if ((k == DT_INSERT || k == DT_COLLAPSE || k == DT_MWRITE) && sb < 4) {
+		if (!g->weights[DT_PWRITE] || (g->disabled & (1u << DT_PWRITE)))
+			return 0;
+		k = DT_PWRITE;
+	}
+	op->kind = (uint8_t)k;
+	op->len = bs;
+	switch (k) {
+	case DT_PWRITE: case DT_FALLOC_KEEP: case DT_ZERO_KEEP:
+		op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
+		if (chance(g, 10))
+			op->len = (2 + (int64_t)rnd(g, 2)) * bs;
+		/* a block next to one of the same state would merge with it:
+		 * take the other state (written <-> unwritten) when enabled */
+		if (chance(g, 90)) {
+			unsigned nbst = neighbour_states(f, op->off, op->len, bs);
+			int w = k == DT_PWRITE;
+			int alt = w ? (chance(g, 80) ? DT_FALLOC_KEEP : DT_ZERO_KEEP) : DT_PWRITE;
+			if ((nbst & (w ? RM_DATA : RM_UNWRITTEN)) &&
+			    !(nbst & (w ? RM_UNWRITTEN : RM_DATA)) && g->weights[alt] &&
+			    !(g->disabled & (1u << alt)))
+				op->kind = (uint8_t)alt;
+		}
+		break;
+	case DT_MWRITE:		/* inside EOF only (past it: SIGBUS) */
+		op->off = (int64_t)rnd(g, (uint64_t)sb) * bs;
+		break;
+	case DT_PUNCH:
+		op->off = chance(g, 50) ? (int64_t)rnd(g, (uint64_t)nb) * bs
+					: adjacent_boundary(g, f);
+		break;
+	case DT_INSERT:
+	case DT_COLLAPSE: {
+		uint64_t r = rnd(g, 100);
+		if (r < 45)
+			op->off = adjacent_boundary(g, f);
+		else if (r < 70)
+			op->off = adjacent_boundary(g, f) - bs;
+		else
+			op->off = (int64_t)rnd(g, (uint64_t)sb) * bs;
+		if (op->off < 0)
+			op->off = 0;
+		if (chance(g, 20))
+			op->len = (2 + (int64_t)rnd(g, 3)) * bs;
+		/* mostly valid: inside the file (collapse must end before EOF) */
+		if (k == DT_INSERT && op->off >= size)
+			op->off = (sb - 1) * bs;
+		if (k == DT_COLLAPSE && op->off + op->len >= size) {
+			op->len = bs;
+			op->off = (sb - 2) * bs;
+		}
+		break;
+	}
+	case DT_PREAD:
+		op->off = (int64_t)rnd(g, (uint64_t)(sb + 1)) * bs;
+		op->len = (1 + (int64_t)rnd(g, 4)) * bs;
+		break;
+	case DT_SEEK_DATA:
+	case DT_SEEK_HOLE:
+		op->off = (int64_t)rnd(g, (uint64_t)(sb + 1)) * bs;
+		break;
+	default:
+		break;
+	}
+	return 1;
 }
 
 static int64_t limit_value(struct dt_gen *g)
@@ -273,20 +452,35 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	memset(op, 0, sizeof(*op));
 	op->pat = (uint8_t)(1 + rnd(g, 255));
 	op->file = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : 0);
+	/* a fragmenter gets ~40% of the ops (its tree grows in a CI-sized
+	 * run); the other files share the rest evenly */
+	if (nl > 1 && g->frag_files) {
+		int fi = -1;
+		for (int k = 0; k < nl; k++)
+			if (g->frag[idx[k]])
+				fi = idx[k];
+		/* P = p + (1 - p) / nl = 40%: p = (40 nl - 100) / (nl - 1) % */
+		if (fi >= 0 && nl > 2 && chance(g, (unsigned)(40 * nl - 100) / (unsigned)(nl - 1)))
+			op->file = (uint8_t)fi;
+	}
 	const struct rm_file *f = models[op->file];
 	int64_t size = rm_size(f);
 	struct rm_stats st;
 
 	rm_stats(f, &st);
+	int frag = g->frag[op->file];
 	/* reset a file that grew too big or too fragmented, and now and then */
-	if ((int64_t)st.nodes > g->reset_extents || st.alloc_bytes > g->reset_bytes ||
+	if ((int64_t)st.nodes > (frag ? g->frag_reset_extents : g->reset_extents) ||
+	    st.alloc_bytes > g->reset_bytes ||
 	    size > ((int64_t)1 << 40) || rnd(g, 30000) == 0) {
 		op->kind = DT_TRUNCATE;
 		op->off = 0;
 		g->stripe_left[op->file] = 0;
 		return;
 	}
-	if (g->stripe_left[op->file] == 0 && rnd(g, 2000) == 0)
+	if (frag && chance(g, g->frag_pct) && frag_next(g, f, size, op))
+		return;
+	if (!frag && g->stripe_left[op->file] == 0 && rnd(g, 2000) == 0)
 		g->stripe_left[op->file] = 2000 + (int64_t)rnd(g, 8000);
 	if (g->stripe_left[op->file] > 0) {
 		g->stripe_left[op->file]--;
@@ -334,6 +528,14 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 			op->len = 256 * 1024;
 		break;
 	case DT_TRUNCATE:
+		if (frag) {
+			/* a fragmenter's general ops must not throw its tree
+			 * away: move EOF by a few blocks at most */
+			op->off = dt_sat_add(size & ~(bs - 1), ((int64_t)rnd(g, 5) - 2) * bs);
+			if (op->off < 0)
+				op->off = 0;
+			break;
+		}
 		switch (rnd(g, 10)) {
 		case 0: op->off = 0; break;
 		case 1: op->off = limit_value(g); break;
@@ -378,7 +580,48 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	case DT_SEEK_HOLE:
 		op->off = chance(g, 90) ? pick_off(g, f, size) : limit_value(g);
 		break;
+	case DT_REFLINK: {
+		/* FICLONERANGE from a live file (now and then the same one):
+		 * mostly valid block-aligned ranges of the source, a length
+		 * ending at its EOF or 0 ("to EOF"), landing in or just past
+		 * the destination; sometimes an errno edge of
+		 * generic_remap_checks() (unaligned, past EOF, overlap) */
+		op->src = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : op->file);
+		int64_t ss = rm_size(models[op->src]), sb = ss / bs;
+		op->soff = (int64_t)rnd(g, (uint64_t)sb + 1) * bs;
+		op->len = (1 + (int64_t)rnd(g, 16)) * bs;
+		if (op->soff + op->len >= ss || chance(g, 15))
+			op->len = ss > op->soff ? ss - op->soff : bs;
+		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 5) * bs;
+		switch (rnd(g, 20)) {
+		case 0: op->len = 0; break;
+		case 1: op->soff += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
+		case 2: op->off += 512; break;
+		case 3: op->len += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
+		case 4: op->off = limit_value(g) & ~(bs - 1); break;
+		case 5: op->src = op->file; op->off = op->soff; break;	/* overlap */
+		default: break;
+		}
+		break;
+	}
 	default:
 		break;
+	}
+	/* a fragmenter's general ops stay small where they hit the file: one
+	 * 1 MiB write or a punch to EOF would merge hundreds of its extents
+	 * (far and invalid offsets keep their lengths: errno paths) */
+	if (frag && op->off >= 0 && op->off < size && op->len > 16 * bs &&
+	    (k == DT_PWRITE || k == DT_MWRITE || k == DT_PUNCH || k == DT_ZERO ||
+	     k == DT_ZERO_KEEP || k == DT_FALLOC || k == DT_FALLOC_KEEP || k == DT_UNSHARE ||
+	     k == DT_FMODE))
+		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
+	/* ... nor grow it by terabytes (which would reset it, see above) */
+	if (frag && (k == DT_PWRITE || k == DT_FALLOC || k == DT_ZERO || k == DT_INSERT ||
+		     k == DT_FALLOC_KEEP || k == DT_ZERO_KEEP || k == DT_UNSHARE) &&
+	    op->off >= 0 && op->len > 0 && op->off < g->maxbytes &&
+	    dt_sat_add(op->off, op->len) > 2 * (size > g->frag_span ? size : g->frag_span)) {
+		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 1) * bs;
+		if (op->len > 16 * bs)
+			op->len = (1 + (int64_t)rnd(g, 4)) * bs;
 	}
 }

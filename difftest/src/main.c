@@ -11,10 +11,13 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,12 +48,21 @@ static void usage(FILE *f)
 "                              insert-off-by-one, lost-unwritten or wrong-errno\n"
 "      --weights K=V,...  op mix (kinds: pwrite pread mwrite mread truncate falloc\n"
 "                         falloc_keep punch zero zero_keep insert collapse unshare fmode\n"
-"                         fsync reopen drop_caches remount seek_data seek_hole; all=V)\n"
+"                         fsync reopen drop_caches remount seek_data seek_hole reflink;\n"
+"                         all=V)\n"
 "      --check-every K    full-file check (size, whole map, all data) every K ops (1000)\n"
 "      --files N          files per target, 1..%d (4)\n"
 "      --shard I/N        run shard I of N (disjoint seeds, COUNT/N ops each)\n"
 "  -j N                   N shards in parallel (child processes; VMs on the host)\n"
+"      --serial           run the targets one after the other in this process (default:\n"
+"                         one child process per target, all at once)\n"
 "      --replay LOG       run an op log (target from its header unless -t); exit 1 on divergence\n"
+"      --crash-script LOG print LOG as an xfs_io script that exits 1 when the kernel\n"
+"                         logs an oops/BUG/WARNING (reproducers of kernel crashes)\n"
+"      --crash-replay LOG run LOG's ops on the target, going on past divergences\n"
+"                         (for shrinking kernel crashes; the kernel log is the verdict)\n"
+"      --journal DIR      write each op to DIR/journal-TARGET.log before running it,\n"
+"                         unbuffered (survives a guest crash; the campaign uses it)\n"
 "      --shrink           with --replay: also shrink the divergence (ddmin) and print/write it\n"
 "      --out DIR          reproducers and report (default ./difftest-out)\n"
 "      --json FILE        JSON report (default OUT/report.json)\n"
@@ -63,6 +75,10 @@ static void usage(FILE *f)
 "      --no-remount       never unmount (remount = drop caches + reopen)\n"
 "      --map-batch N      check the maps changed by the last N ops together (1: after\n"
 "                         every op); fewer FIEMAP write-backs, divergences found later\n"
+"      --fsck-every N     at a remount (file system unmounted) run e2fsck -fn / xfs_repair -n\n"
+"                         at the 1st and every Nth remount (1; 0: never); a verdict of\n"
+"                         corruption is a divergence of kind fsck.  Tree depth (debugfs,\n"
+"                         xfs_db) is measured at every remount\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -216,6 +232,286 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Write all of buf to fd (a pipe): 0 or -errno. */
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+struct tchild {
+	pid_t pid;
+	int fd;			/* read end of the child's result pipe */
+	char *buf;		/* what it sent: rc, dt_tresult, ndivs, divs */
+	size_t len, cap;
+};
+
+static void live_line(const struct dt_campaign *c, const char *const *targets,
+		      const struct dt_progress *lv, int n, double t0, int tty, int final)
+{
+	char line[1024];
+	size_t k = 0;
+	uint64_t divs = 0;
+	double eta = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *nm = targets[i];
+		double rate = lv[i].rate;
+		uint64_t done = lv[i].done, total = lv[i].total ? lv[i].total : c->ops;
+		double e = rate > 0 && done < total && !lv[i].finished ? (total - done) / rate : 0;
+		if (e > eta)
+			eta = e;
+		divs += lv[i].divergences;
+		int w = snprintf(line + k, sizeof(line) - k, "%s%.12s %" PRIu64 "/%" PRIu64 " %.0f/s",
+				 i ? " | " : "", nm, done, total, rate);
+		if (w > 0 && (size_t)w < sizeof(line) - k)
+			k += (size_t)w;
+	}
+	if (tty) {
+		/* redraw only what changed (a serial console is slow under TCG) */
+		static char last[1100];
+		char full[1100];
+		snprintf(full, sizeof(full), "%s ETA %dm%02ds div %" PRIu64, line, (int)eta / 60,
+			 (int)eta % 60, divs);
+		if (!final && !strcmp(full, last))
+			return;
+		snprintf(last, sizeof(last), "%s", full);
+		fprintf(stderr, "\r%s  %s", full, final ? "\n" : "");
+	} else
+		fprintf(stderr, "difftest: %s%s; ETA %ds, %" PRIu64 " divergences, %.0fs\n", c->prefix,
+			line, (int)eta, divs, now() - t0);
+	fflush(stderr);
+}
+
+/* The targets at once, one child process per target (each its own model,
+ * files, session and op sequence from the same seed: per target the run is
+ * exactly the serial one).  In the guest the lone difftest process was
+ * CPU-bound on one vCPU while the other idled; the targets share nothing,
+ * so they can run side by side.  Each child sends its dt_tresult and
+ * divergence records through a pipe; progress goes through shared memory
+ * and this process prints one line for all.  Returns 1 if any target hit a
+ * fatal error. */
+static int run_targets_parallel(struct dt_campaign *c, const char *const *targets, int n,
+				struct dt_tresult *res)
+{
+	struct dt_progress *lv = mmap(NULL, (size_t)n * sizeof(*lv), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct tchild *ch = calloc((size_t)n, sizeof(*ch));
+	int fatal = 0, tty = c->tty && !c->quiet;
+	double t0 = now(), last = 0;
+
+	if (lv == MAP_FAILED || !ch) {
+		fprintf(stderr, "difftest: out of memory for %d target processes\n", n);
+		if (lv != MAP_FAILED)
+			munmap(lv, (size_t)n * sizeof(*lv));
+		free(ch);
+		return 1;
+	}
+	memset(lv, 0, (size_t)n * sizeof(*lv));
+	for (int i = 0; i < n; i++) {
+		int pfd[2];
+		ch[i].fd = -1;
+		fflush(stdout);
+		fflush(stderr);
+		if (pipe(pfd) || (ch[i].pid = fork()) < 0) {
+			fprintf(stderr, "difftest: cannot start the process for %s: %s\n", targets[i],
+				strerror(errno));
+			snprintf(res[i].name, sizeof(res[i].name), "%s", targets[i]);
+			snprintf(res[i].error, sizeof(res[i].error), "fork: %s", strerror(errno));
+			fatal = 1;
+			continue;
+		}
+		if (ch[i].pid == 0) {
+			/* the child: one target, results to the pipe */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			close(pfd[0]);
+			for (int k = 0; k < i; k++)
+				if (ch[k].fd >= 0)
+					close(ch[k].fd);
+			c->live = &lv[i];
+			c->divs = NULL;
+			c->ndivs = 0;
+			struct dt_tresult *r = calloc(1, sizeof(*r));
+			int rc = r ? dt_campaign_target(c, targets[i], r) : -ENOMEM;
+			lv[i].finished = 1;
+			if (!r || write_all(pfd[1], &rc, sizeof(rc)) ||
+			    write_all(pfd[1], r, sizeof(*r)) ||
+			    write_all(pfd[1], &c->ndivs, sizeof(c->ndivs)) ||
+			    (c->ndivs && write_all(pfd[1], c->divs, c->ndivs * sizeof(*c->divs))))
+				_exit(3);
+			fflush(stderr);
+			_exit(0);
+		}
+		close(pfd[1]);
+		ch[i].fd = pfd[0];
+	}
+	/* collect: read every pipe to EOF (a child blocks when its pipe is
+	 * full), printing the progress line meanwhile */
+	for (;;) {
+		struct pollfd pf[32];
+		int map[32], np = 0;
+		for (int i = 0; i < n && np < 32; i++)
+			if (ch[i].fd >= 0) {
+				pf[np].fd = ch[i].fd;
+				pf[np].events = POLLIN;
+				map[np++] = i;
+			}
+		if (!np)
+			break;
+		int pr = poll(pf, (nfds_t)np, 500);
+		if (pr < 0 && errno != EINTR)
+			break;
+		for (int k = 0; pr > 0 && k < np; k++) {
+			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			struct tchild *t = &ch[map[k]];
+			if (t->len == t->cap) {
+				size_t nc = t->cap ? t->cap * 2 : 65536;
+				char *nb = realloc(t->buf, nc);
+				if (!nb) {
+					close(t->fd);
+					t->fd = -1;
+					continue;
+				}
+				t->buf = nb;
+				t->cap = nc;
+			}
+			ssize_t r = read(t->fd, t->buf + t->len, t->cap - t->len);
+			if (r > 0) {
+				t->len += (size_t)r;
+			} else if (r == 0 || errno != EINTR) {
+				close(t->fd);
+				t->fd = -1;
+			}
+		}
+		double tn = now();
+		if (!c->quiet && tn - last >= (tty ? 0.5 : 10.0) && tn - t0 > 1.0) {
+			live_line(c, targets, lv, n, t0, tty, 0);
+			last = tn;
+		}
+	}
+	if (!c->quiet)
+		live_line(c, targets, lv, n, t0, tty, 1);
+	for (int i = 0; i < n; i++) {
+		struct tchild *t = &ch[i];
+		int st = 0;
+		if (t->pid <= 0)
+			continue;
+		while (waitpid(t->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		const size_t head = sizeof(int) + sizeof(struct dt_tresult) + sizeof(size_t);
+		size_t nd = 0;
+		if (t->len >= head)
+			memcpy(&nd, t->buf + sizeof(int) + sizeof(struct dt_tresult), sizeof(nd));
+		if (t->len < head || t->len != head + nd * sizeof(struct dt_divrec)) {
+			snprintf(res[i].name, sizeof(res[i].name), "%s", targets[i]);
+			if (WIFSIGNALED(st))
+				snprintf(res[i].error, sizeof(res[i].error), "the process of target %s was "
+					 "killed by signal %d (%s)", targets[i], WTERMSIG(st),
+					 strsignal(WTERMSIG(st)));
+			else
+				snprintf(res[i].error, sizeof(res[i].error), "the process of target %s "
+					 "exited (status %d) without its results", targets[i],
+					 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			fprintf(stderr, "difftest: %s\n", res[i].error);
+			fatal = 1;
+			free(t->buf);
+			continue;
+		}
+		int rc;
+		memcpy(&rc, t->buf, sizeof(rc));
+		memcpy(&res[i], t->buf + sizeof(int), sizeof(res[i]));
+		if (rc)
+			fatal = 1;
+		struct dt_divrec *v = nd ? realloc(c->divs, (c->ndivs + nd) * sizeof(*v)) : c->divs;
+		if (nd && v) {
+			memcpy(v + c->ndivs, t->buf + head, nd * sizeof(*v));
+			c->divs = v;
+			c->ndivs += nd;
+		}
+		free(t->buf);
+	}
+	munmap(lv, (size_t)n * sizeof(*lv));
+	free(ch);
+	return fatal;
+}
+
+/* --crash-script LOG: print LOG as an xfs_io script that reports a kernel
+ * oops/BUG/WARNING (the campaign shrinks mutant crashes with it: a crash
+ * kills the guest, so no in-process oracle can judge a candidate). */
+static int do_crash_script(const char *log, const char *tspec, const struct dt_opts *run)
+{
+	struct dt_op *ops;
+	size_t n;
+	int nfiles;
+	char target[PATH_MAX + 32] = "", err[1024];
+
+	if (dt_log_read(log, &ops, &n, &nfiles, target, sizeof(target), err, sizeof(err))) {
+		fprintf(stderr, "difftest: %s\n", err);
+		return 2;
+	}
+	if (tspec)
+		snprintf(target, sizeof(target), "%s", tspec);
+	struct dt_target t;
+	if (!target[0] || dt_target_init(&t, target, "crash", err, sizeof(err))) {
+		fprintf(stderr, "difftest: --crash-script %s: %s\n", log,
+			target[0] ? err : "the log names no target: give -t");
+		free(ops);
+		return 2;
+	}
+	int rc;
+	if (run) {
+		/* --crash-replay: run every op on the target through the
+		 * oracle's executor but go on past divergences (a mutant's
+		 * wrong answers may come before its crash); the kernel log is
+		 * the verdict, read by the caller */
+		struct dt_session *s;
+		struct dt_exec x;
+		struct dt_div d;
+		uint64_t ndiv = 0;
+		if ((rc = dt_session_open(&t, nfiles, &s, err, sizeof(err))) < 0) {
+			fprintf(stderr, "difftest: --crash-replay: %s\n", err);
+		} else if ((rc = dt_exec_init(&x, s, run)) < 0) {
+			dt_session_close(s);
+		} else {
+			for (size_t j = 0; j < n && rc >= 0; j++) {
+				memset(&d, 0, sizeof(d));
+				rc = dt_exec_op(&x, &ops[j], j, &d);
+				ndiv += rc > 0;
+				dt_div_free(&d);
+				/* the campaign's full checks too: their reads
+				 * fill caches a crash may depend on */
+				if (rc >= 0 && run->check_every && (j + 1) % run->check_every == 0)
+					for (int f = 0; f < nfiles && rc >= 0; f++) {
+						memset(&d, 0, sizeof(d));
+						rc = dt_full_check(&x, f, j, &d);
+						ndiv += rc > 0;
+						dt_div_free(&d);
+					}
+			}
+			printf("crash-replay %s: %zu ops, %" PRIu64 " divergences on the way%s%s\n", log, n,
+			       ndiv, rc < 0 ? ", stopped: " : "", rc < 0 ? strerror(-rc) : "");
+			dt_exec_fini(&x);
+			dt_session_close(s);
+		}
+	} else {
+		rc = dt_write_crash_script(stdout, &t, nfiles, ops, n);
+	}
+	dt_target_fini(&t);
+	free(ops);
+	return rc ? 2 : 0;
+}
+
 static int do_replay(const char *log, const char *tspec, const struct dt_opts *o,
 		     const char *out, int shrink)
 {
@@ -325,12 +621,18 @@ int main(int argc, char **argv)
 		{ "shrink", no_argument, NULL, 'Z' },
 		{ "fiemap-nosync", no_argument, NULL, 'Y' },
 		{ "map-batch", required_argument, NULL, 'P' },
+		{ "fsck-every", required_argument, NULL, 'G' },
+		{ "serial", no_argument, NULL, 'L' },
+		{ "journal", required_argument, NULL, 'W' },
+		{ "crash-script", required_argument, NULL, 'X' },
+		{ "crash-replay", required_argument, NULL, 'x' },
 		{ 0 }
 	};
 	struct dt_campaign c;
 	const char *targets[32];
-	int ntargets = 0, jobs = 1, merge = 0, quiet_bar = 0, shrink = 0;
-	const char *replay = NULL, *json = NULL;
+	int ntargets = 0, jobs = 1, merge = 0, quiet_bar = 0, shrink = 0, serial = 0;
+	const char *replay = NULL, *json = NULL, *crash_log = NULL;
+	int crash_run = 0;
 	char err[512];
 	uint64_t v;
 
@@ -343,6 +645,7 @@ int main(int argc, char **argv)
 	c.o.shift_check_max = 256 << 10;
 	c.o.write_check_max = 128 << 10;
 	c.o.map_batch = 1;
+	c.o.fsck_every = 1;	/* remounts are rare (weight 1 of ~930) and fsck costs ~1 s */
 	c.shard_n = 1;
 	c.shrink_tests = 2000;
 	c.shrink_seconds = 300;
@@ -445,6 +748,22 @@ int main(int argc, char **argv)
 		case 'B': quiet_bar = 1; break;
 		case 'Z': shrink = 1; break;
 		case 'Y': c.fiemap_nosync = 1; break;
+		case 'L': serial = 1; break;
+		case 'W':
+			if (strlen(optarg) >= sizeof(c.journal)) {
+				fprintf(stderr, "difftest: --journal: path too long\n");
+				return 2;
+			}
+			snprintf(c.journal, sizeof(c.journal), "%s", optarg);
+			break;
+		case 'X': crash_log = optarg; break;
+		case 'x': crash_log = optarg; crash_run = 1; break;
+		case 'G':
+			if (parse_count(optarg, &c.o.fsck_every)) {
+				fprintf(stderr, "difftest: --fsck-every: a count (0: never)\n");
+				return 2;
+			}
+			break;
 		case 'P':
 			if (parse_count(optarg, &c.o.map_batch) || !c.o.map_batch) {
 				fprintf(stderr, "difftest: --map-batch: a count >= 1\n");
@@ -478,6 +797,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "difftest: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
+	if (crash_log)
+		return do_crash_script(crash_log, ntargets ? targets[0] : NULL, crash_run ? &c.o : NULL);
 	if (replay) {
 		int rc = do_replay(replay, ntargets ? targets[0] : NULL, &c.o,
 				   json || strcmp(c.out, "difftest-out") ? c.out : NULL, shrink);
@@ -517,19 +838,24 @@ int main(int argc, char **argv)
 		snprintf(c.shard_tag, sizeof(c.shard_tag), "s%d-", c.shard_i);
 		snprintf(c.prefix, sizeof(c.prefix), "[shard %d/%d] ", c.shard_i, c.shard_n);
 	}
-	c.tty = !quiet_bar && isatty(2);
+	/* the guest's stderr is a serial tty, but difftest-vm (vm/run) reads
+	 * it line by line: a \r bar would show up only at the next newline */
+	c.tty = !quiet_bar && isatty(2) && !getenv("DIFFTEST_IN_GUEST");
 	struct dt_tresult *res = calloc((size_t)ntargets, sizeof(*res));
 	if (!res)
 		return 2;
 	double t0 = now();
 	int bad = 0, fatal = 0;
-	for (int i = 0; i < ntargets; i++) {
-		int rc = dt_campaign_target(&c, targets[i], &res[i]);
-		if (rc)
-			fatal = 1;
+	if (ntargets > 1 && !serial) {
+		fatal = run_targets_parallel(&c, targets, ntargets, res);
+	} else {
+		for (int i = 0; i < ntargets; i++)
+			if (dt_campaign_target(&c, targets[i], &res[i]))
+				fatal = 1;
+	}
+	for (int i = 0; i < ntargets; i++)
 		if (res[i].divergences)
 			bad = 1;
-	}
 	double secs = now() - t0;
 	FILE *f = fopen(json, "w");
 	if (!f || dt_report_json(f, &c, res, ntargets, secs)) {

@@ -21,7 +21,7 @@ static const char *const kind_names[DT_NKINDS] = {
 	[DT_COLLAPSE] = "collapse", [DT_UNSHARE] = "unshare", [DT_FMODE] = "fmode",
 	[DT_FSYNC] = "fsync", [DT_REOPEN] = "reopen", [DT_DROP] = "drop_caches",
 	[DT_REMOUNT] = "remount", [DT_SEEK_DATA] = "seek_data",
-	[DT_SEEK_HOLE] = "seek_hole",
+	[DT_SEEK_HOLE] = "seek_hole", [DT_REFLINK] = "reflink",
 };
 
 const char *dt_kind_name(int kind)
@@ -110,6 +110,10 @@ void dt_op_format(const struct dt_op *op, char *buf, size_t n)
 		break;
 	case DT_SEEK_HOLE:
 		snprintf(buf, n, "f%d seek -h %" PRId64, f, op->off);
+		break;
+	case DT_REFLINK:	/* xfs_io: reflink SRC src_offset dst_offset length */
+		snprintf(buf, n, "f%d reflink f%d %" PRId64 " %" PRId64 " %" PRId64, f,
+			 op->src, op->soff, op->off, op->len);
 		break;
 	default:
 		snprintf(buf, n, "?");
@@ -231,6 +235,18 @@ int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn)
 	} else if (!strcmp(c, "fsync") || !strcmp(c, "reopen")) {
 		NEED(0);
 		op->kind = c[0] == 'f' ? DT_FSYNC : DT_REOPEN;
+	} else if (!strcmp(c, "reflink")) {
+		NEED(4);
+		if (a[0][0] != 'f' || parse_i64(a[0] + 1, &x) || x < 0 || x >= DT_MAXFILES) {
+			snprintf(err, errn, "reflink: source must be a file 'fN' (N < %d), got '%s'",
+				 DT_MAXFILES, a[0]);
+			return -EINVAL;
+		}
+		op->src = (uint8_t)x;
+		NUM(a[1], &op->soff);
+		NUM(a[2], &op->off);
+		NUM(a[3], &op->len);
+		op->kind = DT_REFLINK;
 	} else if (!strcmp(c, "seek")) {
 		NEED(2);
 		if (strcmp(a[0], "-d") && strcmp(a[0], "-h")) {

@@ -66,15 +66,31 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			"      \"syscalls\": %" PRIu64 ",\n"
 			"      \"max_extents\": %" PRId64 ",\n      \"max_model_runs\": %" PRId64 ",\n"
 			"      \"max_depth_estimated\": %d,\n      \"max_btree_format\": %d,\n"
-			"      \"depth_method\": ",
+			"      \"max_depth\": %d,\n      \"depth_measurements\": %" PRIu64 ",\n"
+			"      \"depth_seconds\": %.3f,\n      \"fsck_runs\": %" PRIu64 ",\n"
+			"      \"fsck_errors\": %" PRIu64 ",\n      \"fsck_seconds\": %.3f,\n"
+			"      \"fsck_every\": %" PRIu64 ",\n      \"depth_method\": ",
 			t->blocksize, t->ops, t->seconds,
 			t->seconds - t->shrink_seconds > 0 ? t->ops / (t->seconds - t->shrink_seconds) : 0.0,
 			t->shrink_seconds, t->divergences, t->enospc_resets, t->remount_fallbacks, t->syscalls,
-			t->max_extents, t->max_model_runs, isxfs ? xl : e4, isxfs ? btree : e4 > 0);
-		jstr(f, isxfs ? "estimated from the FIEMAP extent count (measured): extents format up to 21 "
-			      "in-inode records, then btree; levels from 20 root ptrs and 251 recs per leaf"
-			      : "estimated from the FIEMAP extent count (measured): eh_depth 0 up to 4 "
-				"extents in the inode, +1 per factor of 340 (4 KiB blocks); a lower bound");
+			t->max_extents, t->max_model_runs, isxfs ? xl : e4,
+			t->depth_runs ? t->max_btree : isxfs ? btree : e4 > 0,
+			t->depth_runs ? t->max_depth : isxfs ? xl : e4, t->depth_runs, t->depth_seconds,
+			t->fsck_runs, t->fsck_errors, t->fsck_seconds, c->o.fsck_every);
+		/* max_depth: the real tree depth read at remounts (file system
+		 * unmounted) when that worked, else the estimate */
+		if (t->depth_runs)
+			jstr(f, isxfs ? "measured by xfs_db at remounts: core.format, u3.bmbt.level of the "
+				      "in-inode root (0 extents format, 1 root over leaves)"
+				      : "measured by debugfs at remounts: dump_extents -n, eh_depth of the "
+					"inode root (0 extents in the inode, 1 root over leaves)");
+		else
+			jstr(f, isxfs ? "estimated from the FIEMAP extent count (measured): extents format up to 21 "
+				      "in-inode records, then btree; levels from 20 root ptrs and 251 recs per leaf"
+				      : "estimated from the FIEMAP extent count (measured): eh_depth 0 up to 4 "
+					"extents in the inode, +1 per factor of 340 (4 KiB blocks); a lower bound");
+		fprintf(f, ",\n      \"depth_note\": ");
+		jstr(f, t->depth_note);
 		fprintf(f, ",\n      \"ops_per_kind\": {");
 		int first = 1;
 		for (int k = 0; k < DT_NKINDS; k++) {
@@ -83,7 +99,21 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			fprintf(f, "%s\"%s\": %" PRIu64, first ? "" : ", ", dt_kind_name(k), t->kind_count[k]);
 			first = 0;
 		}
-		fprintf(f, "},\n      \"disabled_kinds\": [");
+		/* wall seconds per op kind (a remount's include its full
+		 * checks) and in the oracle's parts: what bounds the speed */
+		fprintf(f, "},\n      \"seconds_per_kind\": {");
+		first = 1;
+		for (int k = 0; k < DT_NKINDS; k++) {
+			if (!t->kind_count[k])
+				continue;
+			fprintf(f, "%s\"%s\": %.3f", first ? "" : ", ", dt_kind_name(k), t->kind_sec[k]);
+			first = 0;
+		}
+		fprintf(f, "},\n      \"seconds_in\": {\"full_check\": %.3f, \"fiemap\": %.3f, "
+			"\"data_check\": %.3f},\n      \"full_checks\": %" PRIu64
+			",\n      \"bytes_checked\": %" PRIu64, t->full_sec, t->map_sec, t->data_sec,
+			t->full_checks, t->bytes_checked);
+		fprintf(f, ",\n      \"disabled_kinds\": [");
 		first = 1;
 		for (int k = 0; k < DT_NKINDS; k++)
 			if (t->disabled & (1u << k)) {

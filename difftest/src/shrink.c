@@ -83,7 +83,7 @@ struct dd {
 	int kind;
 	const struct dt_opts *o;
 	uint64_t tests, max_tests;
-	double t0, max_seconds;
+	double t0, max_seconds, last_note;
 };
 
 /* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept. */
@@ -93,6 +93,13 @@ static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
 	size_t stop = n;
 
 	c->tests++;
+	/* a heartbeat: long candidates on a slow guest must not look hung
+	 * (vm/run stops a guest silent for --idle seconds) */
+	if (now() - c->last_note > 30) {
+		c->last_note = now();
+		fprintf(stderr, "difftest: shrinking: test %" PRIu64 ", candidate of %zu ops, %.0f s\n",
+			c->tests, n, c->last_note - c->t0);
+	}
 	int rc = dt_run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop);
 	dt_div_free(&d);
 	if (rc != c->kind)
@@ -111,7 +118,8 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r)
 {
 	struct dd c = { .t = t, .nfiles = nfiles, .kind = kind, .o = o,
-			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds };
+			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds,
+			.last_note = now() };
 	struct dt_op *cur = malloc((n ? n : 1) * sizeof(*cur));
 	struct dt_op *cand = malloc((n ? n : 1) * sizeof(*cand));
 	size_t len = n, cut;
@@ -288,13 +296,24 @@ int dt_log_read(const char *path, struct dt_op **ops, size_t *n, int *nfiles,
 }
 
 /* The xfs_io command for an op, given the model size before it (mapped
- * I/O is clipped to EOF exactly as difftest does).  Returns 0 if the op
- * has no xfs_io form (then buf holds a comment). */
+ * I/O is clipped to EOF exactly as difftest does).  Returns 1 with the
+ * command, 0 for an op with nothing to do in xfs_io (buf holds a
+ * comment), XIO_NONE when xfs_io cannot express the op (buf says why). */
+#define XIO_NONE (-1)
 static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
 {
 	int64_t off = op->off, len = op->len;
 	int mode;
 
+	/* xfs_io's getopt takes "-5" for an option and cvtnum() refuses
+	 * negative numbers: such an op (an errno check) has no xfs_io form */
+	if (off < 0 || (op->kind == DT_REFLINK && op->soff < 0) ||
+	    (len < 0 && op->kind != DT_TRUNCATE && op->kind != DT_SEEK_DATA &&
+	     op->kind != DT_SEEK_HOLE)) {
+		snprintf(buf, n, "# %s %" PRId64 " %" PRId64 ": negative numbers have no xfs_io form",
+			 dt_kind_name(op->kind), off, len);
+		return XIO_NONE;
+	}
 	switch (op->kind) {
 	case DT_PWRITE:
 		snprintf(buf, n, "-c \"pwrite -q -S 0x%02x %" PRId64 " %" PRId64 "\"", op->pat, off, len);
@@ -310,13 +329,15 @@ static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
 			return 0;
 		}
 		int64_t base = off & ~(int64_t)4095;
+		/* mwrite/mread take FILE offsets inside the mapping (xfs_io's
+		 * mmap.c checks "offset is before start of mapping") */
 		if (op->kind == DT_MWRITE)
 			snprintf(buf, n, "-c \"mmap -rw %" PRId64 " %" PRId64 "\" -c \"mwrite -S 0x%02x %"
 				 PRId64 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, op->pat,
-				 off - base, k);
+				 off, k);
 		else
 			snprintf(buf, n, "-c \"mmap -r %" PRId64 " %" PRId64 "\" -c \"mread %" PRId64
-				 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, off - base, k);
+				 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, off, k);
 		return 1;
 	}
 	case DT_TRUNCATE:
@@ -329,6 +350,10 @@ static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
 	case DT_SEEK_HOLE:
 		snprintf(buf, n, "-c \"seek -%c %" PRId64 "\"", op->kind == DT_SEEK_DATA ? 'd' : 'h', off);
 		return 1;
+	case DT_REFLINK:	/* xfs_io: reflink [-q] src_file src_offset dst_offset length */
+		snprintf(buf, n, "-c \"reflink -q $F%d %" PRId64 " %" PRId64 " %" PRId64 "\"",
+			 op->src, op->soff, off, len);
+		return 1;
 	default:
 		break;
 	}
@@ -337,18 +362,21 @@ static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
 	mode = dt_kind_mode(op);
 	int keep = mode & RM_FALLOC_FL_KEEP_SIZE, rest = mode & ~RM_FALLOC_FL_KEEP_SIZE;
 	const char *c = NULL;
+	/* Only exact mode words: xfs_io 6.1's "falloc" options ASSIGN the mode
+	 * (-i -k gives KEEP_SIZE alone, -p gives PUNCH_HOLE|KEEP_SIZE; checked
+	 * with strace), so INSERT|KEEP_SIZE and friends have no xfs_io form. */
 	switch (rest) {
 	case 0: c = keep ? "falloc -k" : "falloc"; break;
 	case RM_FALLOC_FL_ZERO_RANGE: c = keep ? "fzero -k" : "fzero"; break;
-	case RM_FALLOC_FL_PUNCH_HOLE: c = keep ? "fpunch" : "falloc -p"; break;
-	case RM_FALLOC_FL_INSERT_RANGE: c = keep ? "falloc -i -k" : "finsert"; break;
-	case RM_FALLOC_FL_COLLAPSE_RANGE: c = keep ? "falloc -c -k" : "fcollapse"; break;
-	case RM_FALLOC_FL_UNSHARE_RANGE: c = keep ? "falloc -u -k" : "funshare"; break;
+	case RM_FALLOC_FL_PUNCH_HOLE: c = keep ? "fpunch" : NULL; break;
+	case RM_FALLOC_FL_INSERT_RANGE: c = keep ? NULL : "finsert"; break;
+	case RM_FALLOC_FL_COLLAPSE_RANGE: c = keep ? NULL : "fcollapse"; break;
+	case RM_FALLOC_FL_UNSHARE_RANGE: c = keep ? NULL : "funshare"; break;
 	}
 	if (!c) {
 		snprintf(buf, n, "# fallocate(mode 0x%x, %" PRId64 ", %" PRId64 ") has no xfs_io form",
 			 (unsigned)mode, off, len);
-		return 0;
+		return XIO_NONE;
 	}
 	snprintf(buf, n, "-c \"%s %" PRId64 " %" PRId64 "\"", c, off, len);
 	return 1;
@@ -374,22 +402,58 @@ static int allow_cb(void *ctx, const struct rm_run *r)
 	return 0;
 }
 
+/* d == NULL: a crash reproducer (dt_write_crash_script()): the ops only,
+ * then the kernel log decides: an oops kills xfs_io but not the shell. */
 static void write_script(FILE *f, struct dt_target *t, int nfiles,
 			 const struct dt_op *ops, size_t n, const struct dt_div *d)
 {
 	const char *fs = t->fsname;
+	struct dt_div crash = { .kind = DV_NONE, .byte_off = -1 };
+	int is_crash = d == NULL;
+
+	if (is_crash) {
+		snprintf(crash.msg, sizeof(crash.msg), "the kernel oopsed, hit BUG() or WARN() during these ops");
+		d = &crash;
+	}
 	struct rm_file *m[DT_MAXFILES] = { 0 };
 	unsigned char *buf = malloc(DT_MAX_IO);
 	char cmd[512];
 	int64_t bs = t->mopts.blocksize;
 
 	fprintf(f, "#!/bin/sh\n# difftest reproducer (generated; runs the real xfs_io).\n");
-	fprintf(f, "# divergence (%s) on %s (%s): %s\n", dt_divkind_name(d->kind), t->name, fs, d->msg);
+	if (is_crash)
+		fprintf(f, "# kernel crash on %s (%s): %s\n", t->name, fs, d->msg);
+	else
+		fprintf(f, "# divergence (%s) on %s (%s): %s\n", dt_divkind_name(d->kind), t->name, fs,
+			d->msg);
 	fprintf(f, "# usage: sh repro.sh [DIR]   (DIR on a %s mount; as root for drop_caches/remount)\n",
 		fs);
 	fprintf(f, "# exit status: 1 and \"BUG REPRODUCED\" when the kernel still diverges, 0 when not\n");
+	/* An op xfs_io cannot express (a mode word, a negative number) would
+	 * make the script's verdict wrong: such a reproducer replays ops.log
+	 * with difftest instead (same exit convention). */
+	for (size_t j = 0; j < n; j++)
+		if (xfs_io_cmd(&ops[j], INT64_MAX, cmd, sizeof(cmd)) == XIO_NONE) {
+			fprintf(f, "# op %zu (%s) has no xfs_io form: xfs_io 6.1 cannot issue it.\n"
+				"# This reproducer therefore replays ops.log (beside it) with difftest.\n",
+				j + 1, cmd + 2);
+			if (is_crash)
+				fprintf(f, "klines=$(dmesg | wc -l)\n"
+					"difftest --crash-replay \"$(dirname \"$0\")/ops.log\"\n"
+					"if dmesg | tail -n +$((klines + 1)) | "
+					"grep -E 'BUG:|kernel BUG at|Oops|WARNING:|general protection'; then\n"
+					"\techo 'BUG REPRODUCED'; exit 1\nfi\necho 'not reproduced'; exit 0\n");
+			else
+				fprintf(f, "difftest --replay \"$(dirname \"$0\")/ops.log\"\n"
+					"case $? in\n0) echo 'not reproduced'; exit 0 ;;\n"
+					"1) echo 'BUG REPRODUCED'; exit 1 ;;\n*) exit 2 ;;\nesac\n");
+			free(buf);
+			return;
+		}
 	fprintf(f, "set -u\nDIR=${1:-%s}\nXFS_IO=${XFS_IO:-xfs_io}\n",
 		!strcmp(fs, "xfs") ? "/mnt/xfs" : !strcmp(fs, "ext4") ? "/mnt/ext4" : t->dir);
+	if (is_crash)	/* only kernel messages logged from here on count */
+		fprintf(f, "klines=$(dmesg | wc -l)\n");
 	for (int i = 0; i < nfiles; i++) {
 		fprintf(f, "F%d=\"$DIR/difftest-repro-f%d\"\n", i, i);
 		fprintf(f, "rm -f \"$F%d\"; : > \"$F%d\"\n", i, i);
@@ -403,7 +467,7 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 	for (size_t j = 0; j < n; j++) {
 		const struct dt_op *op = &ops[j];
 		int last = j + 1 == n;
-		int has = xfs_io_cmd(op, m[op->file] ? rm_size(m[op->file]) : 0, cmd, sizeof(cmd));
+		int has = xfs_io_cmd(op, m[op->file] ? rm_size(m[op->file]) : 0, cmd, sizeof(cmd)) > 0;
 		if (dt_kind_is_global(op->kind) || op->kind == DT_REOPEN || !has || last ||
 		    (int)op->file != cur) {
 			if (cur >= 0)
@@ -427,6 +491,10 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 				break;
 			}
 			case DT_TRUNCATE: rm_truncate(mf, off); break;
+			case DT_REFLINK:
+				if (op->src < nfiles && m[op->src])
+					rm_clone_range(mf, m[op->src], op->soff, off, len);
+				break;
 			default:
 				if (dt_kind_is_falloc(op->kind))
 					rm_fallocate(mf, dt_kind_mode(op), off, len);
@@ -446,7 +514,7 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 			fprintf(f, "%s\n", cmd);
 			continue;
 		}
-		if (last) {
+		if (last && !is_crash) {
 			fprintf(f, "echo '--- the op that diverges:'\nout=$($XFS_IO %s \"$F%d\" 2>&1); echo \"$out\"\n",
 				cmd, op->file);
 			continue;
@@ -459,10 +527,13 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 	}
 	if (cur >= 0)
 		fprintf(f, " \"$F%d\"\n", cur);
-	if (n == 0 || !xfs_io_cmd(&ops[n - 1], 0, cmd, sizeof(cmd)))
+	if (n == 0 || xfs_io_cmd(&ops[n - 1], 0, cmd, sizeof(cmd)) <= 0)
 		fprintf(f, "out=\n");
 	int fi = d->file < nfiles ? d->file : 0;
 	fprintf(f, "F=\"$F%d\"\nbug=0\n", fi);
+	if (is_crash)	/* new kernel lines of the kinds vm/run treats as a crash */
+		fprintf(f, "dmesg | tail -n +$((klines + 1)) |\n"
+			"\tgrep -E 'BUG:|kernel BUG at|Oops|WARNING:|general protection' && bug=1\n");
 	switch (d->kind) {
 	case DV_RET: {
 		/* what the model said; xfs_io prints "CMD: strerror" on failure */
@@ -491,6 +562,14 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 		fprintf(f, "echo \"$out\" | grep -qw -- \"%lld\" && bug=1\n", got);
 		break;
 	}
+	case DV_FSCK:
+		/* on-disk corruption: unmount and fsck as difftest's remount did */
+		fprintf(f, "# the last remount's fsck found corruption: unmount, fsck -n, mount again\n"
+			"set -- $(awk -v m=\"$DIR\" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)\n"
+			"sync; umount \"$DIR\" || { echo \"cannot unmount $DIR\"; exit 2; }\n"
+			"if [ \"$2\" = xfs ]; then xfs_repair -n \"$1\" || bug=1; else e2fsck -fn \"$1\" || bug=1; fi\n"
+			"mount -t \"$2\" -o \"$3\" \"$1\" \"$DIR\"\n");
+		break;
 	case DV_MAP: {
 		int64_t lo = d->map_lo & ~(bs - 1), hi = d->map_hi;
 		if (hi - lo > 64 * bs)
@@ -527,6 +606,13 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 	for (int i = 0; i < nfiles; i++)
 		rm_file_free(m[i]);
 	free(buf);
+}
+
+int dt_write_crash_script(FILE *f, struct dt_target *t, int nfiles,
+			  const struct dt_op *ops, size_t n)
+{
+	write_script(f, t, nfiles, ops, n, NULL);
+	return ferror(f) ? -EIO : 0;
 }
 
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,

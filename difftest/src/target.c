@@ -207,6 +207,38 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 			strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
 		}
 	}
+	/* FICLONERANGE: the model's profile says XFS clones, but an XFS-profile
+	 * stand-in (tmpfs, FUSE with an XFS-profile server, another fs) has no
+	 * ->remap_file_range (or no reflink=1): off there, never a divergence. */
+	{
+		char p2[PATH_MAX + 200];
+		snprintf(p2, sizeof(p2), "%s.2", path);
+		int fd2 = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		struct rm_file *ms = NULL, *md = NULL;
+		int me = -ENOMEM;
+		if (!rm_file_new(&t->mopts, &ms) && !rm_file_new(&t->mopts, &md)) {
+			rm_pwrite(ms, buf, (size_t)bs * 4, 0);
+			me = rm_clone_range(md, ms, 0, 0, bs);
+		}
+		rm_file_free(ms);
+		rm_file_free(md);
+		int re = -EBADF;
+		if (fd2 >= 0 && !ftruncate(fd, 0) && pwrite(fd, buf, (size_t)bs * 4, 0) == bs * 4) {
+			struct file_clone_range r = { .src_fd = fd, .src_length = (uint64_t)bs };
+			re = ioctl(fd2, FICLONERANGE, &r) < 0 ? neg_errno() : 0;
+		}
+		if (fd2 >= 0) {
+			close(fd2);
+			unlink(p2);
+		}
+		if (re != me) {
+			t->disabled |= 1u << DT_REFLINK;
+			char note[96];
+			snprintf(note, sizeof(note), "reflink %s here (model: %s): off; ",
+				 dt_errname(re), dt_errname(me));
+			strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
+		}
+	}
 	/* Invalid mode words are only comparable when the fs implements every
 	 * mode the model does (vfs_fallocate() checks first, the fs after). */
 	if (t->disabled & ((1u << DT_ZERO) | (1u << DT_INSERT) | (1u << DT_COLLAPSE) |
@@ -478,8 +510,10 @@ static ssize_t mmap_io(struct dt_session *s, int i, void *b, size_t n, int64_t o
 		       s->fd[i], base);
 	if (m == MAP_FAILED)
 		return neg_errno();
-	if (wr)
+	if (wr) {
 		memcpy(m + (off - base), b, n);
+		s->mdirty[i] = 1;
+	}
 	else
 		memcpy(b, m + (off - base), n);
 	munmap(m, mlen);
@@ -562,6 +596,17 @@ int dt_t_fsync(struct dt_session *s, int i)
 	if (s->t->type != DT_T_FD)
 		return rm_fsync(FAKE(s, i));
 	return fsync(s->fd[i]) < 0 ? neg_errno() : 0;
+}
+
+int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_clone_range(FAKE(s, i), FAKE(s, src), soff, off, len);
+	struct file_clone_range r = {
+		.src_fd = s->fd[src], .src_offset = (uint64_t)soff,
+		.src_length = (uint64_t)len, .dest_offset = (uint64_t)off,
+	};
+	return ioctl(s->fd[i], FICLONERANGE, &r) < 0 ? neg_errno() : 0;
 }
 
 int dt_t_reopen(struct dt_session *s, int i)
@@ -647,9 +692,14 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 					return rc;
 		return 0;
 	}
+	uint64_t inos[64];	/* the test files' inodes, for depth.c */
+	int nino = 0;
 	for (struct dt_session *x = t->sessions; x; x = x->next)
 		for (int i = 0; i < x->nfiles; i++)
 			if (x->fd[i] >= 0) {
+				struct stat st;
+				if (nino < 64 && !fstat(x->fd[i], &st))
+					inos[nino++] = (uint64_t)st.st_ino;
 				close(x->fd[i]);
 				x->fd[i] = -1;
 			}
@@ -664,7 +714,8 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 			 strerror(errno));
 		t->remount_fallbacks++;
 		dt_t_drop(s);
-	} else if (mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
+	} else if ((dt_ondisk_checks(t, inos, nino), 1) &&	/* unmounted: read the disk */
+		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
 		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
 		snprintf(note, n, "mount %s on %s (%s, %s) failed: %s", t->mnt_dev,
 			 t->mnt_dir, t->mnt_type, data, strerror(errno));
@@ -755,9 +806,18 @@ int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		 * FIEMAP_FLAG_SYNC would do.  fdatasync, not sync_file_range:
 		 * FUSE ends page write-back when it has copied the page, before
 		 * the server has the WRITE; fuse_fsync() waits for those
-		 * (fuse_sync_writes()). */
-		if (!t->fiemap_nosync)
+		 * (fuse_sync_writes()).  Only a shared-mmap write leaves
+		 * dirty pages here: without FUSE_CAP_WRITEBACK_CACHE (which
+		 * rangeshift-fusefs turns off) write(2) is write-through
+		 * (fuse_perform_write() sends FUSE_WRITE and leaves the pages
+		 * clean), fallocate and truncate dirty nothing.  So the sync,
+		 * a FUSE_FSYNC round trip to the server, is done when file i
+		 * had an mmap write since its last one, not on every map
+		 * check. */
+		if (!t->fiemap_nosync && s->mdirty[i]) {
 			fdatasync(s->fd[i]);
+			s->mdirty[i] = 0;
+		}
 		int64_t pos = start;
 		for (;;) {
 			memset(rf, 0, sizeof(*rf));

@@ -2,6 +2,9 @@
 /*
  * test_difftest.c - difftest's tests (cmocka):
  *  - unit: op log text round trip, weights parsing, report merge;
+ *  - generator: the fragmenter file passes 1360 extents in 20000 ops
+ *    (deterministic from the seed); depth/fsck parsers on captured
+ *    debugfs/xfs_db output, the tool runner's timeout;
  *  - each test-only faulty target (insert-off-by-one, lost-unwritten,
  *    wrong-errno) is caught, shrunk to <= 10 ops, and its reproducer log
  *    replays to the same divergence, twice identically (determinism);
@@ -153,6 +156,168 @@ static void test_weights(void **state)
 	assert_int_not_equal(dt_weights_parse(w, "all=0", err, sizeof(err)), 0);
 }
 
+/* Non-hole runs of a model file (a lower bound of its real extents: the
+ * model merges neighbours of the same state, a file system keeps
+ * separately allocated blocks apart). */
+static int count_runs(void *ctx, const struct rm_run *r)
+{
+	if (r->state != RM_HOLE)
+		(*(int64_t *)ctx)++;
+	return 0;
+}
+
+/* Apply a generated op to a model (as the shrinker's script writer does). */
+static void apply(struct rm_file *f, const struct dt_op *op, unsigned char *buf)
+{
+	switch (op->kind) {
+	case DT_PWRITE:
+	case DT_MWRITE:
+		if (op->kind == DT_MWRITE && op->off + op->len > rm_size(f))
+			break;
+		memset(buf, op->pat, (size_t)op->len);
+		rm_pwrite(f, buf, (size_t)op->len, op->off);
+		break;
+	case DT_TRUNCATE:
+		rm_truncate(f, op->off);
+		break;
+	default:
+		if (dt_kind_is_falloc(op->kind))
+			rm_fallocate(f, dt_kind_mode(op), op->off, op->len);
+	}
+}
+
+/* Deep trees: in a CI-sized run (20000 ops, 4 files, default weights) the
+ * fragmenter file of an ext4-profile session passes 4*340 = 1360 extents
+ * (ext4 depth 2 needs more than that with full leaves), even counting the
+ * model's merged runs; the same seed gives the same ops; and with the
+ * shifting kinds' weights at 0 the fragmenter generates none of them. */
+static void deep(uint64_t seed, const char *weights, int64_t *best, uint64_t *hash,
+		 uint64_t *shifts)
+{
+	struct rm_opts o = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 };
+	o.maxbytes = rm_profile_maxbytes(RM_PROFILE_EXT4, 4096);
+	struct rm_file *m[4];
+	int live[DT_MAXFILES] = { 1, 1, 1, 1 };
+	unsigned char *buf = malloc(DT_MAX_IO);
+	struct dt_gen g;
+	char err[128];
+
+	assert_non_null(buf);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rm_file_new(&o, &m[i]), 0);
+	dt_gen_init(&g, seed, 4, 4096, o.maxbytes);
+	if (weights)
+		assert_int_equal(dt_weights_parse(g.weights, weights, err, sizeof(err)), 0);
+	int nfrag = 0;
+	for (int i = 0; i < 4; i++)
+		nfrag += g.frag[i];
+	assert_int_equal(nfrag, 1);
+	*best = 0;
+	*hash = 1469598103934665603ull;
+	*shifts = 0;
+	for (int k = 0; k < 20000; k++) {
+		struct dt_op op;
+		dt_gen_next(&g, m, live, &op);
+		*hash = (*hash ^ ((uint64_t)op.kind << 56 ^ (uint64_t)op.off ^ (uint64_t)op.len << 7 ^
+				  op.file)) * 1099511628211ull;
+		*shifts += op.kind == DT_INSERT || op.kind == DT_COLLAPSE;
+		apply(m[op.file], &op, buf);
+		if ((k + 1) % 500 == 0)
+			for (int i = 0; i < 4; i++) {
+				int64_t n = 0;
+				rm_walk(m[i], 0, rm_map_end(m[i]), count_runs, &n);
+				if (n > *best)
+					*best = n;
+			}
+	}
+	for (int i = 0; i < 4; i++)
+		rm_file_free(m[i]);
+	free(buf);
+}
+
+static void test_generator_deep_trees(void **state)
+{
+	(void)state;
+	int64_t b1, b2, b3;
+	uint64_t h1, h2, h3, s1, s2, s3;
+
+	deep(1, NULL, &b1, &h1, &s1);
+	deep(1, NULL, &b2, &h2, &s2);
+	assert_int_equal(h1, h2);	/* deterministic from the seed */
+	assert_int_equal(b1, b2);
+	assert_true(b1 > 4 * 340);
+	deep(2, NULL, &b2, &h2, &s2);
+	assert_true(h1 != h2);
+	assert_true(b2 > 4 * 340);
+	assert_true(s1 > 0);
+	/* --weights still rules the fragmenter */
+	deep(3, "insert=0,collapse=0", &b3, &h3, &s3);
+	assert_int_equal(s3, 0);
+}
+
+/* Tool output captured in the 6.1 guest (e2fsprogs 1.47.0, xfsprogs
+ * 6.1.0) on files of 3, 100 and 3000 one-block extents. */
+static void test_depth_parsers(void **state)
+{
+	(void)state;
+	static const char dbg_d2[] =
+		"debugfs 1.47.0 (5-Feb-2023)\n"
+		"Level Entries       Logical        Physical Length Flags\n"
+		" 0/ 2   1/  1     0 -  5998  33801            5999\n"
+		" 1/ 2   1/  9     0 -   679  33793             680\n"
+		" 1/ 2   2/  9   680 -  1359  33795             680\n";
+	static const char dbg_d1[] =
+		"debugfs 1.47.0 (5-Feb-2023)\n"
+		"Level Entries       Logical        Physical Length Flags\n"
+		" 0/ 1   1/  1     0 -   198  33025             199\n";
+	static const char dbg_d0[] =
+		"debugfs 1.47.0 (5-Feb-2023)\n"
+		"Level Entries       Logical        Physical Length Flags\n";
+	static const char dbg_err[] =
+		"debugfs 1.47.0 (5-Feb-2023)\n"
+		"dump_extents: Bad magic number in super-block while opening filesystem\n";
+	assert_int_equal(dt_parse_debugfs_depth(dbg_d2), 2);
+	assert_int_equal(dt_parse_debugfs_depth(dbg_d1), 1);
+	assert_int_equal(dt_parse_debugfs_depth(dbg_d0), 0);
+	assert_int_equal(dt_parse_debugfs_depth(dbg_err), -1);
+	assert_int_equal(dt_parse_debugfs_depth(""), -1);
+
+	int bt = -1;
+	static const char x2[] = "core.format = 3 (btree)\ncore.nextents = 5989\n"
+				 "u3.bmbt.level = 2\nu3.bmbt.numrecs = 1\n";
+	static const char x1[] = "core.format = 3 (btree)\nu3.bmbt.level = 1\n";
+	static const char x0[] = "core.format = 2 (extents)\ncore.nextents = 3\n"
+				 "field bmbt not found\n";
+	static const char xerr[] = "xfs_db: /dev/vdb is not a valid XFS filesystem (unexpected SB magic number 0x00000000)\n";
+	assert_int_equal(dt_parse_xfs_db_depth(x2, &bt), 2);
+	assert_int_equal(bt, 1);
+	assert_int_equal(dt_parse_xfs_db_depth(x1, &bt), 1);
+	assert_int_equal(dt_parse_xfs_db_depth(x0, &bt), 0);
+	assert_int_equal(bt, 0);
+	assert_int_equal(dt_parse_xfs_db_depth(xerr, &bt), -1);
+	assert_int_equal(dt_parse_xfs_db_depth("core.format = 3 (btree)\nfield bmbt not found\n", &bt), -1);
+
+	/* fsck verdicts: e2fsck -n 0 clean, 4 errors left; 8 operational */
+	assert_int_equal(dt_fsck_verdict("ext4", 0), 0);
+	assert_int_equal(dt_fsck_verdict("ext4", 4), 1);
+	assert_int_equal(dt_fsck_verdict("ext4", 8), -1);
+	assert_int_equal(dt_fsck_verdict("ext4", 127), -1);
+	assert_int_equal(dt_fsck_verdict("xfs", 0), 0);
+	assert_int_equal(dt_fsck_verdict("xfs", 1), 1);
+	assert_int_equal(dt_fsck_verdict("xfs", 2), -1);
+
+	/* the runner: output, status, not-found, timeout (bounded) */
+	char out[256];
+	char *ok[] = { "sh", "-c", "echo hello; echo err >&2; exit 3", NULL };
+	assert_int_equal(dt_run_tool(ok, 10, out, sizeof(out)), 3);
+	assert_non_null(strstr(out, "hello"));
+	assert_non_null(strstr(out, "err"));
+	char *nf[] = { "difftest-no-such-tool", NULL };
+	assert_int_equal(dt_run_tool(nf, 10, out, sizeof(out)), 127);
+	char *slow[] = { "sleep", "30", NULL };
+	assert_int_equal(dt_run_tool(slow, 1, out, sizeof(out)), -ETIMEDOUT);
+}
+
 /* A faulty target must be caught and shrunk to <= 10 ops; the shrunk log
  * must replay to a divergence, identically twice. */
 static void faulty(const char *kind, const char *extra)
@@ -299,6 +464,9 @@ static void test_dir_tmpfs(void **state)
 	const char *end = strchr(dk, ']');
 	const char *ins = strstr(dk, "\"insert\"");
 	assert_true(ins && ins < end);
+	/* nor FICLONERANGE (the XFS-profile model would clone) */
+	const char *rl = strstr(dk, "\"reflink\"");
+	assert_true(rl && rl < end);
 	free(j);
 }
 
@@ -375,6 +543,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_op_roundtrip),
 		cmocka_unit_test(test_generator_deterministic),
 		cmocka_unit_test(test_weights),
+		cmocka_unit_test(test_generator_deep_trees),
+		cmocka_unit_test(test_depth_parsers),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_faulty_insert),
 		cmocka_unit_test(test_faulty_unwritten),
