@@ -53,6 +53,18 @@ struct dt_op {
 	int64_t soff;		/* DT_REFLINK: source offset */
 };
 
+/* Bytes of mapped I/O (mread/mwrite) at off for len in a file of size:
+ * clipped to EOF, since past it a fault is SIGBUS (difftest and its
+ * xfs_io reproducers both clip). */
+static inline int64_t dt_mapped_len(int64_t off, int64_t len, int64_t size)
+{
+	return off >= size || off < 0 ? 0 : (size - off < len ? size - off : len);
+}
+
+/* Kernel log lines that mean a crash (vm/run's set): crash reproducers
+ * grep dmesg for them. */
+#define DT_CRASH_LINES "BUG:|kernel BUG at|Oops|WARNING:|general protection"
+
 /* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
  * every "x + small" on them saturates instead of overflowing. */
 static inline int64_t dt_sat_add(int64_t a, int64_t b)
@@ -291,6 +303,10 @@ struct dt_shrink_res {
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d,
 	       size_t *stop_at);
+/* The same, going on past divergences (counted in *ndiv): replays for
+ * kernel crashes, whose verdict is the kernel log.  0 or -errno (err). */
+int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
+		       size_t n, const struct dt_opts *o, uint64_t *ndiv, char *err, size_t errn);
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r);

@@ -751,7 +751,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		size_t n = (size_t)len;
 		if (op->kind == DT_MREAD) {
 			int64_t sz = rm_size(m);
-			n = off >= sz || off < 0 ? 0 : (size_t)(sz - off < len ? sz - off : len);
+			n = (size_t)dt_mapped_len(off, len, sz);
 		}
 		mr = rm_pread(m, x->mbuf, n, off);
 		tr = op->kind == DT_PREAD ? dt_t_pread(s, i, x->tbuf, n, off)
@@ -774,7 +774,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 	}
 	case DT_MWRITE: {
 		int64_t sz = rm_size(m);
-		size_t n = off >= sz || off < 0 ? 0 : (size_t)(sz - off < len ? sz - off : len);
+		size_t n = (size_t)dt_mapped_len(off, len, sz);
 		fill_pattern(x->mbuf, n, op->pat);
 		mr = n ? rm_pwrite(m, x->mbuf, n, off) : 0;
 		tr = dt_t_mwrite(s, i, x->mbuf, n, off);

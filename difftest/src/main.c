@@ -446,6 +446,27 @@ static int run_targets_parallel(struct dt_campaign *c, const char *const *target
 	return fatal;
 }
 
+/* Read an op log and its target (-t overrides the log's header). */
+static int load_log(const char *log, const char *tspec, struct dt_op **ops, size_t *n,
+		    int *nfiles, char *target, size_t tn)
+{
+	char err[1024];
+
+	target[0] = 0;
+	if (dt_log_read(log, ops, n, nfiles, target, tn, err, sizeof(err))) {
+		fprintf(stderr, "difftest: %s\n", err);
+		return 2;
+	}
+	if (tspec)
+		snprintf(target, tn, "%s", tspec);
+	if (!target[0]) {
+		fprintf(stderr, "difftest: %s names no target: give -t\n", log);
+		free(*ops);
+		return 2;
+	}
+	return 0;
+}
+
 /* --crash-script LOG: print LOG as an xfs_io script that reports a kernel
  * oops/BUG/WARNING (the campaign shrinks mutant crashes with it: a crash
  * kills the guest, so no in-process oracle can judge a candidate). */
@@ -454,18 +475,13 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 	struct dt_op *ops;
 	size_t n;
 	int nfiles;
-	char target[PATH_MAX + 32] = "", err[1024];
+	char target[PATH_MAX + 32], err[1024];
 
-	if (dt_log_read(log, &ops, &n, &nfiles, target, sizeof(target), err, sizeof(err))) {
-		fprintf(stderr, "difftest: %s\n", err);
+	if (load_log(log, tspec, &ops, &n, &nfiles, target, sizeof(target)))
 		return 2;
-	}
-	if (tspec)
-		snprintf(target, sizeof(target), "%s", tspec);
 	struct dt_target t;
-	if (!target[0] || dt_target_init(&t, target, "crash", err, sizeof(err))) {
-		fprintf(stderr, "difftest: --crash-script %s: %s\n", log,
-			target[0] ? err : "the log names no target: give -t");
+	if (dt_target_init(&t, target, "crash", err, sizeof(err))) {
+		fprintf(stderr, "difftest: --crash-script %s: %s\n", log, err);
 		free(ops);
 		return 2;
 	}
@@ -475,35 +491,10 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 		 * oracle's executor but go on past divergences (a mutant's
 		 * wrong answers may come before its crash); the kernel log is
 		 * the verdict, read by the caller */
-		struct dt_session *s;
-		struct dt_exec x;
-		struct dt_div d;
-		uint64_t ndiv = 0;
-		if ((rc = dt_session_open(&t, nfiles, &s, err, sizeof(err))) < 0) {
-			fprintf(stderr, "difftest: --crash-replay: %s\n", err);
-		} else if ((rc = dt_exec_init(&x, s, run)) < 0) {
-			dt_session_close(s);
-		} else {
-			for (size_t j = 0; j < n && rc >= 0; j++) {
-				memset(&d, 0, sizeof(d));
-				rc = dt_exec_op(&x, &ops[j], j, &d);
-				ndiv += rc > 0;
-				dt_div_free(&d);
-				/* the campaign's full checks too: their reads
-				 * fill caches a crash may depend on */
-				if (rc >= 0 && run->check_every && (j + 1) % run->check_every == 0)
-					for (int f = 0; f < nfiles && rc >= 0; f++) {
-						memset(&d, 0, sizeof(d));
-						rc = dt_full_check(&x, f, j, &d);
-						ndiv += rc > 0;
-						dt_div_free(&d);
-					}
-			}
-			printf("crash-replay %s: %zu ops, %" PRIu64 " divergences on the way%s%s\n", log, n,
-			       ndiv, rc < 0 ? ", stopped: " : "", rc < 0 ? strerror(-rc) : "");
-			dt_exec_fini(&x);
-			dt_session_close(s);
-		}
+		uint64_t ndiv;
+		rc = dt_run_log_through(&t, nfiles, ops, n, run, &ndiv, err, sizeof(err));
+		printf("crash-replay %s: %zu ops, %" PRIu64 " divergences on the way%s%s\n", log, n,
+		       ndiv, rc < 0 ? ", stopped: " : "", rc < 0 ? err : "");
 	} else {
 		rc = dt_write_crash_script(stdout, &t, nfiles, ops, n);
 	}
@@ -518,19 +509,10 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	struct dt_op *ops;
 	size_t n, stop = 0;
 	int nfiles;
-	char target[PATH_MAX + 32] = "", err[1024];
+	char target[PATH_MAX + 32], err[1024];
 
-	if (dt_log_read(log, &ops, &n, &nfiles, target, sizeof(target), err, sizeof(err))) {
-		fprintf(stderr, "difftest: %s\n", err);
+	if (load_log(log, tspec, &ops, &n, &nfiles, target, sizeof(target)))
 		return 2;
-	}
-	if (tspec)
-		snprintf(target, sizeof(target), "%s", tspec);
-	if (!target[0]) {
-		fprintf(stderr, "difftest: %s names no target: give -t\n", log);
-		free(ops);
-		return 2;
-	}
 	if (is_guest_target(target) && !mounted_at(strcmp(target, "ext4") ? strcmp(target, "xfs") ?
 						   "/mnt/fusefs" : "/mnt/xfs" : "/mnt/ext4")) {
 		free(ops);

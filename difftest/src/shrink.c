@@ -28,6 +28,57 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The ops through the oracle, with the full checks every K ops as the
+ * campaign runs them.  ndiv == NULL: stop at the first divergence (in *d);
+ * else go on past divergences, only counting them.  Returns DV_NONE, the
+ * divergence kind or a negative errno; *next = one past the last op run. */
+static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_t n,
+		   const struct dt_opts *o, struct dt_div *d, uint64_t *ndiv, size_t *next)
+{
+	int rc = DV_NONE;
+	size_t j;
+
+	for (j = 0; j < n && !rc; j++) {
+		rc = dt_exec_op(x, &ops[j], j, d);
+		if (!rc && o->check_every && (j + 1) % o->check_every == 0)
+			for (int f = 0; f < nfiles && !rc; f++)
+				rc = dt_full_check(x, f, j, d);
+		if (rc > 0 && ndiv) {
+			(*ndiv)++;
+			dt_div_free(d);
+			memset(d, 0, sizeof(*d));
+			rc = DV_NONE;
+		}
+	}
+	*next = j;
+	return rc;
+}
+
+int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
+		       size_t n, const struct dt_opts *o, uint64_t *ndiv, char *err, size_t errn)
+{
+	struct dt_session *s;
+	struct dt_exec x;
+	struct dt_div d = { 0 };
+	int rc;
+
+	*ndiv = 0;
+	if ((rc = dt_session_open(t, nfiles, &s, err, errn)) < 0)
+		return rc;
+	if ((rc = dt_exec_init(&x, s, o)) < 0) {
+		dt_session_close(s);
+		return rc;
+	}
+	size_t next;
+	rc = run_ops(&x, nfiles, ops, n, o, &d, ndiv, &next);
+	if (rc)
+		snprintf(err, errn, "%s", d.msg[0] ? d.msg : strerror(-rc));
+	dt_div_free(&d);
+	dt_exec_fini(&x);
+	dt_session_close(s);
+	return rc;
+}
+
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
 {
@@ -45,14 +96,8 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		dt_session_close(s);
 		return rc;
 	}
-	rc = DV_NONE;
 	size_t j;
-	for (j = 0; j < n && !rc; j++) {
-		rc = dt_exec_op(&x, &ops[j], j, d);
-		if (!rc && o->check_every && (j + 1) % o->check_every == 0)
-			for (int f = 0; f < nfiles && !rc; f++)
-				rc = dt_full_check(&x, f, j, d);
-	}
+	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j);
 	if (rc > 0) {
 		j--;
 	} else if (!rc) {
@@ -323,7 +368,7 @@ static int xfs_io_cmd(const struct dt_op *op, int64_t size, char *buf, size_t n)
 		return 1;
 	case DT_MWRITE:
 	case DT_MREAD: {
-		int64_t k = off >= size || off < 0 ? 0 : (size - off < len ? size - off : len);
+		int64_t k = dt_mapped_len(off, len, size);
 		if (!k) {
 			snprintf(buf, n, "# (%s past EOF: nothing to do)", dt_kind_name(op->kind));
 			return 0;
@@ -441,7 +486,7 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 				fprintf(f, "klines=$(dmesg | wc -l)\n"
 					"difftest --crash-replay \"$(dirname \"$0\")/ops.log\"\n"
 					"if dmesg | tail -n +$((klines + 1)) | "
-					"grep -E 'BUG:|kernel BUG at|Oops|WARNING:|general protection'; then\n"
+					"grep -E '" DT_CRASH_LINES "'; then\n"
 					"\techo 'BUG REPRODUCED'; exit 1\nfi\necho 'not reproduced'; exit 0\n");
 			else
 				fprintf(f, "difftest --replay \"$(dirname \"$0\")/ops.log\"\n"
@@ -484,7 +529,7 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 				rm_pwrite(mf, buf, (size_t)len, off);
 				break;
 			case DT_MWRITE: {
-				int64_t k = off >= sz || off < 0 ? 0 : (sz - off < len ? sz - off : len);
+				int64_t k = dt_mapped_len(off, len, sz);
 				dt_fill_pattern(buf, (size_t)k, op->pat);
 				if (k)
 					rm_pwrite(mf, buf, (size_t)k, off);
@@ -533,7 +578,7 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 	fprintf(f, "F=\"$F%d\"\nbug=0\n", fi);
 	if (is_crash)	/* new kernel lines of the kinds vm/run treats as a crash */
 		fprintf(f, "dmesg | tail -n +$((klines + 1)) |\n"
-			"\tgrep -E 'BUG:|kernel BUG at|Oops|WARNING:|general protection' && bug=1\n");
+			"\tgrep -E '" DT_CRASH_LINES "' && bug=1\n");
 	switch (d->kind) {
 	case DV_RET: {
 		/* what the model said; xfs_io prints "CMD: strerror" on failure */
