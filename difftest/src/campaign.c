@@ -331,6 +331,9 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	r->full_sec = x.full_sec;
 	r->map_sec = x.map_sec;
 	r->data_sec = x.data_sec;
+	memcpy(r->file_sec, x.file_sec, sizeof(r->file_sec));
+	r->map_calls = x.map_calls;
+	r->map_extents = x.map_extents;
 	r->full_checks = x.full_checks;
 	r->bytes_checked = x.bytes_checked;
 	progress(c, r, j, c->ops, 1);

@@ -42,6 +42,8 @@ struct dt_tresult {
 	/* where the time went (struct dt_exec) */
 	double kind_sec[DT_NKINDS];
 	double full_sec, map_sec, data_sec;
+	double file_sec[DT_MAXFILES];
+	uint64_t map_calls, map_extents;
 	uint64_t full_checks, bytes_checked;
 };
 

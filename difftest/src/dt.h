@@ -152,6 +152,7 @@ struct dt_target {
 	double fsck_seconds;
 	int max_depth, max_btree;	/* measured tree depth (debugfs/xfs_db) */
 	uint64_t depth_runs;		/* files measured */
+	int64_t depth_at_runs;		/* most model runs a measured file had */
 	double depth_seconds;
 	char depth_note[256];		/* last tool failure */
 };
@@ -212,9 +213,10 @@ int dt_parse_debugfs_depth(const char *out);
 int dt_parse_xfs_db_depth(const char *out, int *btree);
 /* fsck exit status -> 0 clean, 1 corruption found, -1 no verdict. */
 int dt_fsck_verdict(const char *fstype, int status);
-/* Measure the depth of inodes ino[0..n) and, if t->fsck_now, fsck the
+/* Measure the depth of those inodes ino[0..n) whose model has more runs
+ * (runs[k]) than any file measured before, and, if t->fsck_now, fsck the
  * device (t->fsck_msg set on corruption).  The target must be unmounted. */
-void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, int n);
+void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *runs, int n);
 
 /* exec.c: the oracle */
 enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_NKINDS };
@@ -270,6 +272,11 @@ struct dt_exec {
 	double kind_sec[DT_NKINDS];
 	double full_sec, map_sec, data_sec;
 	uint64_t full_checks, bytes_checked;
+	/* wall seconds per file (the fragmenter's deep tree costs more per
+	 * op); FIEMAP calls and the extents they returned (O(extents) work
+	 * in the kernel per map check) */
+	double file_sec[DT_MAXFILES];
+	uint64_t map_calls, map_extents;
 	int64_t ext_n;		/* extents in ext[] from the last FIEMAP */
 };
 

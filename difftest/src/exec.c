@@ -253,6 +253,8 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 				 &x->ext, &x->extcap);
 	x->map_sec += now() - t0;
 	x->ext_n = ne > 0 ? ne : 0;
+	x->map_calls++;
+	x->map_extents += (uint64_t)x->ext_n;
 	x->syscalls++;	/* (+ an fdatasync on fusefs after an mmap write: not counted) */
 	if (ne < 0) {
 		div_set(d, DV_MAP, i, opno, op, "FIEMAP failed: %s", dt_errname((int)ne));
@@ -697,8 +699,11 @@ int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 	double t0 = now();
 	int rc = exec_batched(x, op, opno, d);
 
+	double dt = now() - t0;
 	if (op->kind < DT_NKINDS)
-		x->kind_sec[op->kind] += now() - t0;
+		x->kind_sec[op->kind] += dt;
+	if (op->file < DT_MAXFILES)
+		x->file_sec[op->file] += dt;
 	return rc;
 }
 

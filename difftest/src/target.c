@@ -693,13 +693,18 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 		return 0;
 	}
 	uint64_t inos[64];	/* the test files' inodes, for depth.c */
+	int64_t runs[64];	/* their models' run counts */
 	int nino = 0;
 	for (struct dt_session *x = t->sessions; x; x = x->next)
 		for (int i = 0; i < x->nfiles; i++)
 			if (x->fd[i] >= 0) {
 				struct stat st;
-				if (nino < 64 && !fstat(x->fd[i], &st))
+				if (nino < 64 && !fstat(x->fd[i], &st)) {
+					struct rm_stats rs;
+					rm_stats(x->model[i], &rs);
+					runs[nino] = (int64_t)rs.nodes;
 					inos[nino++] = (uint64_t)st.st_ino;
+				}
 				close(x->fd[i]);
 				x->fd[i] = -1;
 			}
@@ -714,7 +719,7 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 			 strerror(errno));
 		t->remount_fallbacks++;
 		dt_t_drop(s);
-	} else if ((dt_ondisk_checks(t, inos, nino), 1) &&	/* unmounted: read the disk */
+	} else if ((dt_ondisk_checks(t, inos, runs, nino), 1) &&	/* unmounted: read the disk */
 		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
 		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
 		snprintf(note, n, "mount %s on %s (%s, %s) failed: %s", t->mnt_dev,
