@@ -107,7 +107,18 @@ struct dt_gen {
 	int64_t frag_span;	/* bytes its scattered ops fall in */
 	unsigned frag_pct;	/* % of its ops that follow the recipe */
 	int64_t frag_reset_extents;	/* its reset threshold (model runs) */
+	/* Fragmenter life cycle (gen.c, "Bounding the deep tree's cost"):
+	 * FRAG_FIRST grows with the full recipe until frag_peak0 model runs,
+	 * then the file is reset and rests (a general file) for frag_rest
+	 * ops of the session; FRAG_GROW regrows it fast to frag_peak,
+	 * FRAG_CHURN runs the full recipe there for frag_churn of its ops,
+	 * then it is reset and rests again. */
+	uint8_t frag_phase[DT_MAXFILES];
+	int64_t frag_left[DT_MAXFILES];	/* REST: op number it ends; CHURN: ops left */
+	uint64_t nops;			/* ops generated */
+	int64_t frag_peak0, frag_peak, frag_rest, frag_churn;
 };
+enum { FRAG_FIRST, FRAG_REST, FRAG_GROW, FRAG_CHURN };
 uint64_t dt_rand(uint64_t *s);
 void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 		 int64_t maxbytes);

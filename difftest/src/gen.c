@@ -131,6 +131,24 @@ void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 	g->frag_span = (int64_t)16384 * bs;
 	g->frag_pct = 90;
 	g->frag_reset_extents = 7000;
+	/* Bounding the deep tree's cost.  Per op, a file of thousands of
+	 * extents costs several times a shallow one: XFS shifts one extent
+	 * record per transaction (xfs_insert_file_space() loops over
+	 * xfs_bmap_insert_extents()), ~27 us of TCG time per extent, and
+	 * the map check after a shift reads every extent past the offset
+	 * (~4 us each).  Measured, 20k ops x 3 targets: 177-182 s host wall
+	 * with the fragmenter always deep, 95 s without one.  So the first
+	 * cycle (unchanged from the first generator: every campaign
+	 * detection so far lies inside it) grows to frag_peak0 model runs
+	 * (~3,500 FIEMAP extents: ext4 depth 2), then the file rests as a
+	 * general file for frag_rest ops; each later cycle regrows it in
+	 * ~frag_peak ops on the grid recipe (grow_next()), churns it with
+	 * the full recipe for frag_churn ops at full depth, and rests it
+	 * again: deep trees several times per 1e6 ops, cheap ops in between. */
+	g->frag_peak0 = 6000;
+	g->frag_peak = 6000;
+	g->frag_rest = 100000;
+	g->frag_churn = 1500;
 	if (g->frag_files)
 		g->frag[dt_rand(&g->rng) % (uint64_t)nfiles] = 1;
 }
@@ -325,6 +343,27 @@ static int frag_next(struct dt_gen *g, const struct rm_file *f, int64_t size,
 	return 1;
 }
 
+/* Regrowing a fragmenter (FRAG_GROW): one block at a random place of its
+ * span, written if the block number is even, unwritten (falloc -k, zero
+ * -k) if odd, so no two neighbours share a state and every op on a new
+ * block adds an extent: ~1 extent per op, where the full recipe's
+ * shifts, punches and merges hold its net growth near 0.1 per op.
+ * Returns 0 if the kind is disabled (the caller falls back). */
+static int grow_next(struct dt_gen *g, int64_t size, struct dt_op *op)
+{
+	int64_t bs = g->bs, nb = g->frag_span / bs;
+	int64_t b = (int64_t)rnd(g, (uint64_t)nb);
+	int k = (b & 1) ? (chance(g, 20) ? DT_ZERO_KEEP : DT_FALLOC_KEEP)
+			: (b * bs < size && chance(g, 10) ? DT_MWRITE : DT_PWRITE);
+
+	if (!g->weights[k] || (g->disabled & (1u << k)))
+		return 0;
+	op->kind = (uint8_t)k;
+	op->off = b * bs;
+	op->len = bs;
+	return 1;
+}
+
 static int64_t limit_value(struct dt_gen *g)
 {
 	int64_t bs = g->bs, mb = g->maxbytes;
@@ -451,9 +490,15 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	int nl = 0, idx[DT_MAXFILES];
 	int64_t bs = g->bs;
 
-	for (int i = 0; i < g->nfiles; i++)
+	g->nops++;
+	for (int i = 0; i < g->nfiles; i++) {
 		if (live[i])
 			idx[nl++] = i;
+		/* a resting fragmenter's rest ends: regrow it */
+		if (g->frag[i] && g->frag_phase[i] == FRAG_REST &&
+		    g->nops >= (uint64_t)g->frag_left[i])
+			g->frag_phase[i] = FRAG_GROW;
+	}
 	memset(op, 0, sizeof(*op));
 	op->pat = (uint8_t)(1 + rnd(g, 255));
 	op->file = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : 0);
@@ -462,7 +507,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	if (nl > 1 && g->frag_files) {
 		int fi = -1;
 		for (int k = 0; k < nl; k++)
-			if (g->frag[idx[k]])
+			if (g->frag[idx[k]] && g->frag_phase[idx[k]] != FRAG_REST)
 				fi = idx[k];
 		/* P = p + (1 - p) / nl = 40%: p = (40 nl - 100) / (nl - 1) % */
 		if (fi >= 0 && nl > 2 && chance(g, (unsigned)(40 * nl - 100) / (unsigned)(nl - 1)))
@@ -473,18 +518,41 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	struct rm_stats st;
 
 	rm_stats(f, &st);
-	int frag = g->frag[op->file];
+	int fi = op->file;
+	int frag = g->frag[fi] && g->frag_phase[fi] != FRAG_REST;
+	int ph = g->frag_phase[fi];
+	/* a regrown fragmenter at its peak: churn it */
+	if (frag && ph == FRAG_GROW && (int64_t)st.nodes > g->frag_peak) {
+		g->frag_phase[fi] = FRAG_CHURN;
+		g->frag_left[fi] = g->frag_churn;
+		ph = FRAG_CHURN;
+	}
+	/* a fragmenter's cycle ends: reset it and let it rest */
+	int cycle_end = frag && ((ph == FRAG_FIRST && (int64_t)st.nodes > g->frag_peak0) ||
+				 (ph == FRAG_CHURN && g->frag_left[fi] <= 0));
 	/* reset a file that grew too big or too fragmented, and now and then */
-	if ((int64_t)st.nodes > (frag ? g->frag_reset_extents : g->reset_extents) ||
+	if (cycle_end ||
+	    (int64_t)st.nodes > (frag ? g->frag_reset_extents : g->reset_extents) ||
 	    st.alloc_bytes > g->reset_bytes ||
 	    size > ((int64_t)1 << 40) || rnd(g, 30000) == 0) {
 		op->kind = DT_TRUNCATE;
 		op->off = 0;
-		g->stripe_left[op->file] = 0;
+		g->stripe_left[fi] = 0;
+		/* (a reset inside the first cycle keeps it going, as the
+		 * first generator did) */
+		if (frag && ph != FRAG_FIRST ? 1 : cycle_end) {
+			g->frag_phase[fi] = FRAG_REST;
+			g->frag_left[fi] = (int64_t)(g->nops + (uint64_t)g->frag_rest);
+		}
 		return;
 	}
-	if (frag && chance(g, g->frag_pct) && frag_next(g, f, size, op))
+	if (frag && ph == FRAG_GROW && chance(g, 90) && grow_next(g, size, op))
 		return;
+	if (frag && chance(g, g->frag_pct) && frag_next(g, f, size, op)) {
+		if (ph == FRAG_CHURN)
+			g->frag_left[fi]--;
+		return;
+	}
 	if (!frag && g->stripe_left[op->file] == 0 && rnd(g, 2000) == 0)
 		g->stripe_left[op->file] = 2000 + (int64_t)rnd(g, 8000);
 	if (g->stripe_left[op->file] > 0) {
