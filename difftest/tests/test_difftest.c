@@ -256,6 +256,77 @@ static void test_generator_deep_trees(void **state)
 	assert_int_equal(s3, 0);
 }
 
+/* The fragmenter's life cycle (gen.c): first cycle to frag_peak0, rest as
+ * a general file, regrow fast, churn, rest again; scaled down here. */
+static void test_fragmenter_cycle(void **state)
+{
+	(void)state;
+	struct rm_opts o = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 };
+	o.maxbytes = rm_profile_maxbytes(RM_PROFILE_EXT4, 4096);
+	struct rm_file *m[4];
+	int live[DT_MAXFILES] = { 1, 1, 1, 1 };
+	unsigned char *buf = malloc(DT_MAX_IO);
+	struct dt_gen g;
+
+	assert_non_null(buf);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rm_file_new(&o, &m[i]), 0);
+	dt_gen_init(&g, 5, 4, 4096, o.maxbytes);
+	g.frag_peak0 = 600;
+	g.frag_peak = 600;
+	g.frag_rest = 4000;
+	g.frag_churn = 300;
+	int fi = -1;
+	for (int i = 0; i < 4; i++)
+		if (g.frag[i])
+			fi = i;
+	assert_true(fi >= 0);
+	int last = FRAG_FIRST, seq[16], nseq = 0;
+	uint64_t at[16], ops_on[4] = { 0 }, rest_ops = 0, rest_on = 0;
+	int64_t grow_start_runs = 0;
+	for (uint64_t k = 0; k < 60000 && nseq < 8; k++) {
+		struct dt_op op;
+		dt_gen_next(&g, m, live, &op);
+		if (g.frag_phase[fi] != last) {
+			last = g.frag_phase[fi];
+			seq[nseq] = last;
+			at[nseq++] = k;
+			if (last == FRAG_GROW) {
+				struct rm_stats st;
+				rm_stats(m[fi], &st);
+				grow_start_runs = (int64_t)st.nodes;
+			}
+		}
+		if (last == FRAG_REST) {
+			rest_ops++;
+			rest_on += op.file == fi;
+		}
+		ops_on[op.file]++;
+		apply(m[op.file], &op, buf);
+	}
+	/* FIRST -> REST -> GROW -> CHURN -> REST -> GROW ... */
+	assert_true(nseq >= 5);
+	assert_int_equal(seq[0], FRAG_REST);
+	assert_int_equal(seq[1], FRAG_GROW);
+	assert_int_equal(seq[2], FRAG_CHURN);
+	assert_int_equal(seq[3], FRAG_REST);
+	assert_int_equal(seq[4], FRAG_GROW);
+	/* the rest lasts frag_rest ops */
+	assert_true(at[1] - at[0] >= 4000 && at[1] - at[0] <= 4001);
+	/* regrowing is fast: ~1 extent per fragmenter op, which gets ~40%
+	 * of the ops (2.5 ops per fragmenter op; 4x leaves room for the
+	 * truncated file's first ops and for collisions) */
+	assert_true(grow_start_runs < 600);
+	assert_true(at[2] - at[1] < 4 * 2.5 * 600);
+	/* churning takes frag_churn of its ops: at least that many ops */
+	assert_true(at[3] - at[2] >= 300);
+	/* resting, it is a general file: ~1/4 of the ops, not ~40% */
+	assert_true(rest_on * 100 < rest_ops * 32);
+	for (int i = 0; i < 4; i++)
+		rm_file_free(m[i]);
+	free(buf);
+}
+
 /* Tool output captured in the 6.1 guest (e2fsprogs 1.47.0, xfsprogs
  * 6.1.0) on files of 3, 100 and 3000 one-block extents. */
 static void test_depth_parsers(void **state)
@@ -545,6 +616,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generator_deterministic),
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_generator_deep_trees),
+		cmocka_unit_test(test_fragmenter_cycle),
 		cmocka_unit_test(test_depth_parsers),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_faulty_insert),
