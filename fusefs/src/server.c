@@ -1447,13 +1447,18 @@ static int64_t falloc_need(const struct rm_file *f, int mode, int64_t off,
 }
 
 /* fallocate on n with the model's semantics and errno; 0 or -errno.
- * killpriv: apply should_remove_suid() here (ioctl path). */
+ * killpriv: apply should_remove_suid() here (ioctl path).  *resized: the
+ * new size if it changed although the call failed, else -1 (ext4_insert_range() grows i_size
+ * before ext4_ext_shift_extents() refuses to shift past EXT_MAX_BLOCKS,
+ * and the model does the same), which the kernel does not learn from an
+ * error reply. */
 static int do_fallocate(struct fs *fs, struct node *n, int mode, int64_t off,
-			int64_t len, bool killpriv)
+			int64_t len, bool killpriv, int64_t *resized)
 {
 	int64_t need, size_before;
 	int err;
 
+	*resized = -1;
 	pthread_mutex_lock(&n->lock);
 	need = falloc_need(n->file, mode, off, len);
 	err = reserve(fs, need);
@@ -1475,6 +1480,8 @@ static int do_fallocate(struct fs *fs, struct node *n, int mode, int64_t off,
 	}
 	size_before = rm_size(n->file);
 	err = rm_fallocate(n->file, mode, off, len);
+	if (err && rm_size(n->file) != size_before)
+		*resized = rm_size(n->file);
 	account(fs, n);
 	unreserve(fs, need);
 	if (!err) {
@@ -1494,6 +1501,36 @@ static int do_fallocate(struct fs *fs, struct node *n, int mode, int64_t off,
 	return err;
 }
 
+/* A failed fallocate that changed the size anyway (do_fallocate()): the
+ * kernel keeps its i_size and attributes after an error reply
+ * (fuse_file_fallocate() returns before fuse_write_update_attr() and
+ * fuse_invalidate_attr()), so stat() would report the old size until the
+ * attribute timeout, and a page fault past the old size (which needs no
+ * GETATTR) is a SIGBUS.  Storing the file's last byte (its true value,
+ * from the model) makes the kernel take a grown size at once:
+ * fuse_notify_store() extends i_size when offset + size passes it
+ * (fuse_write_update_attr() wants at least one byte), and leaves the
+ * partly stored page not up to date, so it is read again.  The attribute
+ * invalidation covers a shrink and the other attributes.  Neither takes
+ * the inode lock, which the kernel holds around FUSE_FALLOCATE.  (Found by
+ * a 1e6-op difftest run: a refused ext4-profile insert near
+ * EXT_MAX_BLOCKS, then an mmap write past the old size: SIGBUS.) */
+static void resized_anyway(struct fs *fs, struct node *n, int64_t size)
+{
+	unsigned char last = 0;
+	struct fuse_bufvec one = FUSE_BUFVEC_INIT(1);
+
+	if (size > 0) {
+		pthread_mutex_lock(&n->lock);
+		if (rm_pread(n->file, &last, 1, size - 1) != 1)
+			last = 0;
+		pthread_mutex_unlock(&n->lock);
+		one.buf[0].mem = &last;
+		fuse_lowlevel_notify_store(fs->se, nodeid(fs, n), (off_t)(size - 1), &one, 0);
+	}
+	fuse_lowlevel_notify_inval_inode(fs->se, nodeid(fs, n), -1, 0);
+}
+
 static void rs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
@@ -1508,7 +1545,12 @@ static void rs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	 * FUSE patch, which writes back and invalidates the page cache and
 	 * updates i_size itself; the kernel's own privilege drop
 	 * (file_modified()) has already run. */
-	fuse_reply_err(req, -do_fallocate(FS(req), n, mode, off, len, false));
+	int64_t resized;
+	int err = do_fallocate(FS(req), n, mode, off, len, false, &resized);
+
+	if (resized >= 0)
+		resized_anyway(FS(req), n, resized);
+	fuse_reply_err(req, -err);
 }
 
 static void rs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -1580,10 +1622,13 @@ static void ioctl_range(fuse_req_t req, struct node *n, unsigned int cmd,
 	 * and truncate the page cache before they change the map). */
 	if (mode & ~RM_FALLOC_FL_KEEP_SIZE)
 		inval(fs, n, r.offset);
+	int64_t resized;
 	err = do_fallocate(fs, n, mode, r.offset, r.length,
-			   !caller_has_fsetid(req));
+			   !caller_has_fsetid(req), &resized);
 	if (!err)
 		inval(fs, n, r.offset);
+	else if (resized >= 0)
+		resized_anyway(fs, n, resized);
 	if (err)
 		fuse_reply_err(req, -err);
 	else

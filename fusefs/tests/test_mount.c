@@ -636,6 +636,47 @@ static void test_mmap_coherence(void **state)
 	close(fd);
 }
 
+/* A refused insert that grows the size anyway (ext4_insert_range() sets
+ * i_size before ext4_ext_shift_extents() refuses to move the extent near
+ * EXT_MAX_BLOCKS; the ext4 profile does the same) must reach the kernel
+ * although the reply is an error: the kernel's i_size bounds page faults,
+ * so a mapped write between the old and the new size was a SIGBUS.  The
+ * op sequence is the one a 1e6-op difftest run shrank. */
+static void test_refused_insert_grows_size(void **state)
+{
+	unsigned char buf[5335];
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	fd = open(P("r"), O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	memset(buf, 0x98, sizeof(buf));
+	pwrite_all(fd, buf, sizeof(buf), 3170304);
+	assert_int_equal(ioc_range(fd, RS_IOC_FALLOCATE, 17592186019840LL, 8192,
+				   FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE), 0);
+	assert_int_equal(ioc_range(fd, RS_IOC_INSERT, 475136, 184320, 0), -EINVAL);
+	/* no stat() first: the mapping relies on the kernel's own i_size */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsigned char *p = mmap(NULL, 40960, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+					3272704);
+		if (p == MAP_FAILED)
+			_exit(2);
+		memset(p, 0x44, 37423);		/* SIGBUS if i_size is stale */
+		_exit(munmap(p, 40960) ? 3 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(fsize(fd), 3170304 + 5335 + 184320);
+	assert_int_equal(pread(fd, buf, 16, 3272704), 16);
+	assert_int_equal(buf[0], 0x44);
+	assert_int_equal(buf[15], 0x44);
+	close(fd);
+}
+
 /* ------------------------------------------------------------ concurrency */
 
 #define NTHREADS 4
@@ -1065,6 +1106,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_namespace, mount_default, unmount),
+		cmocka_unit_test_setup_teardown(test_refused_insert_grows_size, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_readdir_many, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_open_unlink_rename, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_xattr, mount_default, unmount),
