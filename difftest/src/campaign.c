@@ -123,8 +123,15 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		c->tty ? "\n" : "", r->divergences, t->name, d->file, d->opno, line, d->msg);
 	sanitize(t->name, tn, sizeof(tn));
 	snprintf(dir, sizeof(dir), "%s/div-%s%s-%" PRIu64, c->out, c->shard_tag, tn, r->divergences);
-	/* window: ops since the diverging file's current incarnation began */
-	size_t from = epoch[d->file], n = l->n - from;
+	/* window: ops since the diverging file's current incarnation began;
+	 * for fsck, since the oldest file's: the corrupt inode can be any
+	 * file's (the remount op names one at random) */
+	size_t from = epoch[d->file];
+	if (d->kind == DV_FSCK)
+		for (int i = 0; i < nfiles; i++)
+			if (epoch[i] < from)
+				from = epoch[i];
+	size_t n = l->n - from;
 	const size_t max_window = 50000;
 	if (n > max_window) {
 		from = l->n - max_window;
@@ -261,8 +268,27 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 				if ((rc = dt_full_check(&x, i, j, &d)) > 0)
 					d.op = op;	/* found after this op */
 		if (rc > 0) {
+			/* fsck: the corrupt inode stays on disk, and every shrink
+			 * candidate's fsck would find it again (a 1e6 run's XFS
+			 * finding "shrank" to a lone remount that way).  Unlinking
+			 * every file of the session frees it first; the files
+			 * start afresh, as the diverging one does below. */
+			int rerr = 0;
+			if (d.kind == DV_FSCK)
+				for (int i = 0; i < c->nfiles && !rerr; i++)
+					rerr = dt_session_reset_file(s, i);
+			if (rerr < 0) {
+				rc = rerr;
+				snprintf(r->error, sizeof(r->error), "cannot start the files afresh "
+					 "after an fsck divergence");
+				dt_div_free(&d);
+				break;
+			}
 			handle_div(c, t, r, &d, &l, epoch, c->nfiles);
 			dt_div_free(&d);
+			if (d.kind == DV_FSCK)
+				for (int i = 0; i < c->nfiles; i++)
+					epoch[i] = l.n;
 			int f = d.file;
 			if ((rc = dt_session_reset_file(s, f)))
 				break;
