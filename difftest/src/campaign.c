@@ -268,25 +268,34 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 				if ((rc = dt_full_check(&x, i, j, &d)) > 0)
 					d.op = op;	/* found after this op */
 		if (rc > 0) {
-			/* fsck: the corrupt inode stays on disk, and every shrink
-			 * candidate's fsck would find it again (a 1e6 run's XFS
-			 * finding "shrank" to a lone remount that way).  Unlinking
-			 * every file of the session frees it first; the files
-			 * start afresh, as the diverging one does below. */
-			int rerr = 0;
-			if (d.kind == DV_FSCK)
+			/* What the divergence left on disk must not meet the
+			 * shrink's candidates: a corrupt inode fails every
+			 * candidate's fsck (a 1e6 run's XFS finding "shrank" to a
+			 * lone remount), a corrupt extent tree made mutant 03 "not
+			 * reproduce on fresh files".  In the guest the scratch
+			 * file system is made anew (dt_t_fresh_fs()); elsewhere,
+			 * for fsck, every file of the session is unlinked.  Either
+			 * way all files start afresh. */
+			char note[512];
+			int fresh = dt_t_fresh_fs(t, note, sizeof(note)), rerr = 0;
+			if (fresh < 0)
+				rerr = fresh;
+			else if (fresh == 0)
+				fprintf(stderr, "difftest: %s: made the file system anew for the "
+					"shrink (%s)\n", t->name, t->mnt_dev);
+			else if (d.kind == DV_FSCK)
 				for (int i = 0; i < c->nfiles && !rerr; i++)
 					rerr = dt_session_reset_file(s, i);
 			if (rerr < 0) {
 				rc = rerr;
-				snprintf(r->error, sizeof(r->error), "cannot start the files afresh "
-					 "after an fsck divergence");
+				snprintf(r->error, sizeof(r->error), "cannot start afresh after the "
+					 "divergence: %s", note[0] ? note : strerror(-rerr));
 				dt_div_free(&d);
 				break;
 			}
 			handle_div(c, t, r, &d, &l, epoch, c->nfiles);
 			dt_div_free(&d);
-			if (d.kind == DV_FSCK)
+			if (fresh == 0 || d.kind == DV_FSCK)
 				for (int i = 0; i < c->nfiles; i++)
 					epoch[i] = l.n;
 			int f = d.file;

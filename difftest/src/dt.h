@@ -205,6 +205,7 @@ int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
+int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n);
 int64_t dt_t_size(struct dt_session *s, int i);
 int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence);
 /* FIEMAP of [start, start+len): all extents, appended to *ext (realloc'd);

@@ -675,6 +675,65 @@ static unsigned long mount_flags(const char *opts, char *data, size_t dn)
 	return fl;
 }
 
+/* A fresh file system for shrinking (campaign.c): a divergence can leave
+ * corruption on disk (a mutant's extent past EXT_MAX_BLOCKS, an inode
+ * xfs_repair rejects) that every shrink candidate would then meet, so the
+ * divergence "does not reproduce on fresh files" or shrinks to a lone
+ * remount.  Only the guest's own scratch file systems qualify: named
+ * targets ext4/xfs mounted at /mnt/NAME from /dev/vd* or /dev/ram* with
+ * DIFFTEST_IN_GUEST=1 (vm/init sets it); never a dir: target.  Every file
+ * of every session is dropped, the device made anew (mkfs.ext4 -b 4096 /
+ * mkfs.xfs -b size=4096, as vm/run does) and mounted, and the files
+ * created afresh.  0 done, 1 not applicable, -errno on failure. */
+int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
+{
+	const char *g = getenv("DIFFTEST_IN_GUEST");
+	int isx = !strcmp(t->mnt_type, "xfs");
+
+	note[0] = 0;
+	if (t->type != DT_T_FD || !t->can_remount || !g || strcmp(g, "1") ||
+	    strcmp(t->dir, t->mnt_dir) || strncmp(t->mnt_dir, "/mnt/", 5) ||
+	    (strncmp(t->mnt_dev, "/dev/vd", 7) && strncmp(t->mnt_dev, "/dev/ram", 8)) ||
+	    (!isx && strcmp(t->mnt_type, "ext4")))
+		return 1;
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++)
+			free_file(x, i);
+	char data[512], out[4096];
+	unsigned long fl = mount_flags(t->mnt_opts, data, sizeof(data));
+	int rc = 0;
+	if (umount(t->mnt_dir)) {
+		rc = neg_errno();
+		snprintf(note, n, "umount %s: %s", t->mnt_dir, strerror(-rc));
+	} else {
+		char *ext4[] = { "mkfs.ext4", "-F", "-q", "-b", "4096", t->mnt_dev, NULL };
+		char *xfs[] = { "mkfs.xfs", "-f", "-q", "-b", "size=4096", t->mnt_dev, NULL };
+		int st = dt_run_tool(isx ? xfs : ext4, 300, out, sizeof(out));
+		if (st)
+			snprintf(note, n, "%s %s exited %d: %.200s", isx ? "mkfs.xfs" : "mkfs.ext4",
+				 t->mnt_dev, st, out);
+		if (mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
+		    mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
+			rc = neg_errno();
+			snprintf(note, n, "mount %s on %s after mkfs: %s", t->mnt_dev, t->mnt_dir,
+				 strerror(-rc));
+			return rc;
+		}
+		if (st)
+			rc = -EIO;
+	}
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++) {
+			int e = new_file(x, i);
+			if (e && !rc) {
+				rc = e;
+				snprintf(note, n, "cannot create test file %d after mkfs: %s", i,
+					 strerror(-e));
+			}
+		}
+	return rc;
+}
+
 int dt_t_remount(struct dt_session *s, char *note, size_t n)
 {
 	struct dt_target *t = s->t;
