@@ -516,6 +516,17 @@ static int check_size(struct dt_exec *x, int i, const struct dt_op *op, uint64_t
 	return DV_NONE;
 }
 
+/* The size, when the model's changed from `old`: also after a refused op,
+ * which can still change it (ext4_insert_range() grows i_size before
+ * ext4_ext_shift_extents() refuses to shift past EXT_MAX_BLOCKS; found by a
+ * 1e6 run: fusefs kept the kernel's cached size, and a later mmap write
+ * SIGBUSed). */
+static int check_resized(struct dt_exec *x, int i, int64_t old, const struct dt_op *op,
+			 uint64_t opno, struct dt_div *d)
+{
+	return old != rm_size(x->s->model[i]) ? check_size(x, i, op, opno, d) : DV_NONE;
+}
+
 static int full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d);
 
 int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
@@ -826,17 +837,12 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
 			goto enospc;
 		RET_DIV(mr, tr);
-		/* a refused op can still change the size (ext4_insert_range()
-		 * grows i_size before ext4_ext_shift_extents() refuses to
-		 * shift past EXT_MAX_BLOCKS): the size is checked whenever
-		 * the model's changed.  (Found by a 1e6 run: fusefs kept the
-		 * kernel's cached size, and a later mmap write SIGBUSed.) */
 		if (mr < 0)
-			return old != rm_size(m) ? check_size(x, i, op, opno, d) : DV_NONE;
+			return check_resized(x, i, old, op, opno, d);
 		int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
-		if (old != rm_size(m) || shift)
-			if ((rc = check_size(x, i, op, opno, d)))
-				return rc;
+		if ((rc = shift ? check_size(x, i, op, opno, d)
+				: check_resized(x, i, old, op, opno, d)))
+			return rc;
 		int64_t end = len > INT64_MAX - off ? INT64_MAX : off + len;
 		if (shift)
 			end = INT64_MAX;
@@ -931,9 +937,8 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
 			goto enospc;
 		RET_DIV(mr, tr);
-		if (mr < 0)
-			return old != rm_size(m) ? check_size(x, i, op, opno, d) : DV_NONE;
-		if (old != rm_size(m) && (rc = check_size(x, i, op, opno, d)))
+		rc = check_resized(x, i, old, op, opno, d);
+		if (mr < 0 || rc)
 			return rc;
 		/* len 0 clones to the source EOF: the range ends at most at the
 		 * new size rounded up to a block */

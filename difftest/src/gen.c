@@ -540,7 +540,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 		g->stripe_left[fi] = 0;
 		/* (a reset inside the first cycle keeps it going, as the
 		 * first generator did) */
-		if (frag && ph != FRAG_FIRST ? 1 : cycle_end) {
+		if ((frag && ph != FRAG_FIRST) || cycle_end) {
 			g->frag_phase[fi] = FRAG_REST;
 			g->frag_left[fi] = (int64_t)(g->nops + (uint64_t)g->frag_rest);
 		}

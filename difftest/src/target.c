@@ -685,6 +685,20 @@ static unsigned long mount_flags(const char *opts, char *data, size_t dn)
  * of every session is dropped, the device made anew (mkfs.ext4 -b 4096 /
  * mkfs.xfs -b size=4096, as vm/run does) and mounted, and the files
  * created afresh.  0 done, 1 not applicable, -errno on failure. */
+/* Mount t's device on its mount point again with the options it had; the
+ * data options mount(2) rejects (some /proc/mounts shows) are dropped on a
+ * second try.  0 or -errno. */
+static int mount_again(const struct dt_target *t)
+{
+	char data[512];
+	unsigned long fl = mount_flags(t->mnt_opts, data, sizeof(data));
+
+	if (!mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) ||
+	    !mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL))
+		return 0;
+	return neg_errno();
+}
+
 int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 {
 	const char *g = getenv("DIFFTEST_IN_GUEST");
@@ -699,8 +713,7 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 	for (struct dt_session *x = t->sessions; x; x = x->next)
 		for (int i = 0; i < x->nfiles; i++)
 			free_file(x, i);
-	char data[512], out[4096];
-	unsigned long fl = mount_flags(t->mnt_opts, data, sizeof(data));
+	char out[4096];
 	int rc = 0;
 	if (umount(t->mnt_dir)) {
 		rc = neg_errno();
@@ -712,9 +725,7 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 		if (st)
 			snprintf(note, n, "%s %s exited %d: %.200s", isx ? "mkfs.xfs" : "mkfs.ext4",
 				 t->mnt_dev, st, out);
-		if (mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
-		    mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
-			rc = neg_errno();
+		if ((rc = mount_again(t))) {
 			snprintf(note, n, "mount %s on %s after mkfs: %s", t->mnt_dev, t->mnt_dir,
 				 strerror(-rc));
 			return rc;
@@ -767,8 +778,6 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 				close(x->fd[i]);
 				x->fd[i] = -1;
 			}
-	char data[512];
-	unsigned long fl = mount_flags(t->mnt_opts, data, sizeof(data));
 	/* mount -o loop sets LO_FLAGS_AUTOCLEAR: the loop device would lose
 	 * its backing file at umount unless someone holds it open */
 	int hold = strncmp(t->mnt_dev, "/dev/loop", 9) ? -1 : open(t->mnt_dev, O_RDONLY);
@@ -779,10 +788,9 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 		t->remount_fallbacks++;
 		dt_t_drop(s);
 	} else if ((dt_ondisk_checks(t, inos, runs, nino), 1) &&	/* unmounted: read the disk */
-		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, data) &&
-		   mount(t->mnt_dev, t->mnt_dir, t->mnt_type, fl, NULL)) {
+		   (rc = mount_again(t))) {
 		snprintf(note, n, "mount %s on %s (%s, %s) failed: %s", t->mnt_dev,
-			 t->mnt_dir, t->mnt_type, data, strerror(errno));
+			 t->mnt_dir, t->mnt_type, t->mnt_opts, strerror(-rc));
 		if (hold >= 0)
 			close(hold);
 		return -EIO;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "refmodel.h"
+#include "rmtest.h"
 
 #define K 4096
 #define KEEP RM_FALLOC_FL_KEEP_SIZE
@@ -35,13 +36,6 @@ static struct rm_file *mk(enum rm_profile p)
 	return f;
 }
 
-static void chk(const struct rm_file *f)
-{
-	char msg[256];
-	if (rm_check(f, msg, sizeof(msg)))
-		fail_msg("rm_check: %s", msg);
-}
-
 static void wr(struct rm_file *f, int64_t off, size_t len, int c)
 {
 	unsigned char *b = malloc(len);
@@ -52,28 +46,13 @@ static void wr(struct rm_file *f, int64_t off, size_t len, int c)
 	chk(f);
 }
 
-struct mapbuf { char *p; size_t left; };
-static int map_cb(void *ctx, const struct rm_run *r)
-{
-	struct mapbuf *m = ctx;
-	int n = snprintf(m->p, m->left, "%lld+%lld:%u/%u ", (long long)r->off,
-			 (long long)r->len, r->state, r->may);
-	if (n > 0 && (size_t)n < m->left) {
-		m->p += n;
-		m->left -= (size_t)n;
-	}
-	return 0;
-}
-
 struct snap { int64_t size; uint64_t hash; char map[4096]; };
 static void take(const struct rm_file *f, struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->size = rm_size(f);
 	s->hash = rm_hash(f, 0, INT64_MAX);
-	struct mapbuf m = { s->map, sizeof(s->map) };
-	int64_t end = rm_map_end(f) > rm_size(f) ? rm_map_end(f) : rm_size(f);
-	assert_int_equal(rm_walk(f, 0, end, map_cb, &m), 0);
+	map_str(f, s->map, sizeof(s->map));
 }
 
 static void clone_fails(struct rm_file *d, const struct rm_file *s, int64_t so,

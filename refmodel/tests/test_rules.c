@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "refmodel.h"
+#include "rmtest.h"
 
 #define KEEP RM_FALLOC_FL_KEEP_SIZE
 #define PUNCH RM_FALLOC_FL_PUNCH_HOLE
@@ -36,14 +37,6 @@ static struct rm_file *mk(enum rm_profile p, uint32_t bs)
 	return f;
 }
 
-static void chk(const struct rm_file *f)
-{
-	char msg[256];
-	int r = rm_check(f, msg, sizeof(msg));
-	if (r)
-		fail_msg("rm_check: %s", msg);
-}
-
 /* ---- digests of everything observable ---- */
 struct snap {
 	int64_t size;
@@ -51,31 +44,6 @@ struct snap {
 	char map[4096];
 	char fie[2048];
 };
-
-struct mapbuf {
-	char *p;
-	size_t left;
-};
-
-static int map_cb(void *ctx, const struct rm_run *r)
-{
-	struct mapbuf *m = ctx;
-	int n = snprintf(m->p, m->left, "%lld+%lld:%u/%u ", (long long)r->off,
-			 (long long)r->len, r->state, r->may);
-	if (n > 0 && (size_t)n < m->left) {
-		m->p += n;
-		m->left -= (size_t)n;
-	}
-	return 0;
-}
-
-static void map_str(const struct rm_file *f, char *out, size_t len)
-{
-	struct mapbuf m = { out, len };
-	out[0] = 0;
-	int64_t end = rm_map_end(f) > rm_size(f) ? rm_map_end(f) : rm_size(f);
-	assert_int_equal(rm_walk(f, 0, end, map_cb, &m), 0);
-}
 
 static void take(const struct rm_file *f, struct snap *s)
 {
