@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +21,11 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double tv_sec(struct timeval tv)
+{
+	return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
 static void sanitize(const char *in, char *out, size_t n)
@@ -145,9 +151,12 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		return;
 	}
 	struct dt_shrink_res sr;
+	char cj[2 * PATH_MAX + 256];
+	if (c->journal[0])
+		snprintf(cj, sizeof(cj), "%s/shrink-candidate-%s%s.log", c->journal, c->shard_tag, tn);
 	fprintf(stderr, "difftest: shrinking %zu ops (ddmin, fresh files per candidate)...\n", n);
 	int rc = dt_shrink(t, nfiles, w, n, d->file, d->kind, &c->o, c->shrink_tests,
-			   c->shrink_seconds, &sr);
+			   c->shrink_seconds, c->journal[0] ? cj : NULL, &sr);
 	if (rc == 0) {
 		dt_write_repro(dir, t, sr.nfiles, sr.ops, sr.nops, &sr.div, c->seed);
 		fprintf(stderr, "difftest: shrunk to %zu ops in %" PRIu64 " runs (%.1fs%s): %s/repro.sh\n",
@@ -238,6 +247,9 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	for (int i = 0; i < DT_MAXFILES; i++)
 		live[i] = i < c->nfiles;
 	struct dt_div d = { 0 };
+	struct rusage ru0, rc0;
+	getrusage(RUSAGE_SELF, &ru0);
+	getrusage(RUSAGE_CHILDREN, &rc0);
 	r->t0 = now();
 	c->last_progress = 0;
 	uint64_t j;
@@ -346,6 +358,13 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 		}
 	}
 	r->seconds = now() - r->t0;
+	struct rusage ru1, rc1;
+	getrusage(RUSAGE_SELF, &ru1);
+	getrusage(RUSAGE_CHILDREN, &rc1);
+	r->cpu_user = tv_sec(ru1.ru_utime) - tv_sec(ru0.ru_utime);
+	r->cpu_sys = tv_sec(ru1.ru_stime) - tv_sec(ru0.ru_stime);
+	r->cpu_children = tv_sec(rc1.ru_utime) + tv_sec(rc1.ru_stime) -
+			  tv_sec(rc0.ru_utime) - tv_sec(rc0.ru_stime);
 	r->ops = x.ops;
 	memcpy(r->kind_count, x.kind_count, sizeof(r->kind_count));
 	memcpy(r->errs, x.errs, sizeof(r->errs));

@@ -45,6 +45,10 @@ struct dt_tresult {
 	double file_sec[DT_MAXFILES];
 	uint64_t map_calls, map_extents;
 	uint64_t full_checks, bytes_checked;
+	/* CPU time of this run (getrusage deltas): difftest itself, user and
+	 * kernel, and its children (fsck, depth probes, mkfs).  Against
+	 * seconds this says whether the run was CPU-bound or waiting. */
+	double cpu_user, cpu_sys, cpu_children;
 };
 
 /* Live progress of one target run in a child process (targets run at

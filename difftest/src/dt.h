@@ -326,9 +326,12 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
  * kernel crashes, whose verdict is the kernel log.  0 or -errno (err). */
 int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		       size_t n, const struct dt_opts *o, uint64_t *ndiv, char *err, size_t errn);
+/* journal (or NULL): path each candidate's log is written to, synced,
+ * before the candidate runs (--journal: a kernel crash in a candidate). */
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
-	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r);
+	      uint64_t max_tests, double max_seconds, const char *journal,
+	      struct dt_shrink_res *r);
 /* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,

@@ -62,7 +62,9 @@ static void usage(FILE *f)
 "      --crash-replay LOG run LOG's ops on the target, going on past divergences\n"
 "                         (for shrinking kernel crashes; the kernel log is the verdict)\n"
 "      --journal DIR      write each op to DIR/journal-TARGET.log before running it,\n"
-"                         unbuffered (survives a guest crash; the campaign uses it)\n"
+"                         unbuffered (survives a guest crash; the campaign uses it);\n"
+"                         the shrinker writes each candidate, whole, to\n"
+"                         DIR/shrink-candidate-TARGET.log before running it\n"
 "      --shrink           with --replay: also shrink the divergence (ddmin) and print/write it\n"
 "      --out DIR          reproducers and report (default ./difftest-out)\n"
 "      --json FILE        JSON report (default OUT/report.json)\n"
@@ -549,7 +551,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	if (shrink) {
 		struct dt_shrink_res sr;
 		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, d.file, rc, o,
-				  2000, 300, &sr);
+				  2000, 300, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
 		       k ? " (did not reproduce as a whole: unshrunk)" : "");
 		for (size_t j = 0; j < sr.nops; j++) {

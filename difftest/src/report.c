@@ -114,7 +114,9 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			",\n      \"bytes_checked\": %" PRIu64, t->full_sec, t->map_sec, t->data_sec,
 			t->full_checks, t->bytes_checked);
 		fprintf(f, ",\n      \"fiemap_calls\": %" PRIu64 ", \"fiemap_extents\": %" PRIu64
-			",\n      \"seconds_per_file\": [", t->map_calls, t->map_extents);
+			",\n      \"cpu_seconds\": {\"user\": %.3f, \"sys\": %.3f, \"children\": %.3f}"
+			",\n      \"seconds_per_file\": [", t->map_calls, t->map_extents,
+			t->cpu_user, t->cpu_sys, t->cpu_children);
 		for (int k = 0; k < DT_MAXFILES && k < c->nfiles; k++)
 			fprintf(f, "%s%.3f", k ? ", " : "", t->file_sec[k]);
 		fprintf(f, "]");

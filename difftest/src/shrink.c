@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dt.h"
 
@@ -129,7 +130,29 @@ struct dd {
 	const struct dt_opts *o;
 	uint64_t tests, max_tests;
 	double t0, max_seconds, last_note;
+	const char *journal;	/* each candidate's log, written before it runs */
 };
+
+/* The candidate about to run, whole, to c->journal (synced): if it kills
+ * the kernel, the campaign shrinks that crash from this log, not from the
+ * main journal, whose sequence need not crash at all (mutant 03's BUG fired
+ * only in a shrink candidate). */
+static void journal_candidate(struct dd *c, const struct dt_op *ops, size_t n)
+{
+	if (!c->journal)
+		return;
+	FILE *f = fopen(c->journal, "w");
+	if (!f) {
+		fprintf(stderr, "difftest: candidate journal %s: %s (going on without)\n",
+			c->journal, strerror(errno));
+		c->journal = NULL;
+		return;
+	}
+	dt_log_write(f, c->t, c->nfiles, ops, n, 0);
+	fflush(f);
+	fsync(fileno(f));
+	fclose(f);
+}
 
 /* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept. */
 static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
@@ -145,6 +168,7 @@ static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
 		fprintf(stderr, "difftest: shrinking: test %" PRIu64 ", candidate of %zu ops, %.0f s\n",
 			c->tests, n, c->last_note - c->t0);
 	}
+	journal_candidate(c, ops, n);
 	int rc = dt_run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop);
 	dt_div_free(&d);
 	if (rc != c->kind)
@@ -160,7 +184,8 @@ static int budget_left(struct dd *c)
 
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
-	      uint64_t max_tests, double max_seconds, struct dt_shrink_res *r)
+	      uint64_t max_tests, double max_seconds, const char *journal,
+	      struct dt_shrink_res *r)
 {
 	/* Candidates fsck only when shrinking an fsck divergence: a bug that
 	 * corrupts the disk whenever it fires (mutant 03's extent past
@@ -173,7 +198,7 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	o = &co;
 	struct dd c = { .t = t, .nfiles = nfiles, .kind = kind, .o = o,
 			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds,
-			.last_note = now() };
+			.last_note = now(), .journal = journal };
 	struct dt_op *cur = malloc((n ? n : 1) * sizeof(*cur));
 	struct dt_op *cand = malloc((n ? n : 1) * sizeof(*cand));
 	size_t len = n, cut;

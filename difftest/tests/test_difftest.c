@@ -392,12 +392,12 @@ static void test_depth_parsers(void **state)
 
 /* A faulty target must be caught and shrunk to <= 10 ops; the shrunk log
  * must replay to a divergence, identically twice. */
-static void faulty(const char *kind, const char *extra)
+static void faulty(const char *kind, int journal)
 {
 	char out[512], cmd[1024];
 	snprintf(out, sizeof(out), "%s/%s", tmp, kind);
-	int rc = sh("timeout 600 %s -t faulty:%s -N 20000 -S 3 --max-div 1 -q --out %s %s 2>%s.err",
-		    DIFFTEST_BIN, kind, out, extra, out);
+	int rc = sh("timeout 600 %s -t faulty:%s -N 20000 -S 3 --max-div 1 -q --out %s %s %s 2>%s.err",
+		    DIFFTEST_BIN, kind, out, journal ? "--journal" : "", journal ? out : "", out);
 	assert_int_equal(rc, 1);
 	snprintf(cmd, sizeof(cmd), "%s/report.json", out);
 	char *j = slurp(cmd);
@@ -427,24 +427,39 @@ static void faulty(const char *kind, const char *extra)
 	free(t);
 	/* the same log against a correct model is clean: the bug is the target's */
 	assert_int_equal(sh("timeout 120 %s --replay %s -t model > /dev/null", DIFFTEST_BIN, log), 0);
+	if (!journal)
+		return;
+	/* --journal: the main journal ends with the diverging op, and the
+	 * shrinker left its last candidate whole, as a log that replays */
+	char jl[700];
+	snprintf(jl, sizeof(jl), "%s/shrink-candidate-faulty_%s.log", out, kind);
+	assert_int_equal(stat(jl, &st), 0);
+	t = slurp(jl);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "# target: faulty:"));
+	free(t);
+	rc = sh("timeout 120 %s --replay %s > /dev/null", DIFFTEST_BIN, jl);
+	assert_true(rc == 0 || rc == 1);
+	snprintf(jl, sizeof(jl), "%s/journal-faulty_%s.log", out, kind);
+	assert_int_equal(stat(jl, &st), 0);
 }
 
 static void test_faulty_insert(void **state)
 {
 	(void)state;
-	faulty("insert-off-by-one", "");
+	faulty("insert-off-by-one", 0);
 }
 
 static void test_faulty_unwritten(void **state)
 {
 	(void)state;
-	faulty("lost-unwritten", "");
+	faulty("lost-unwritten", 0);
 }
 
 static void test_faulty_errno(void **state)
 {
 	(void)state;
-	faulty("wrong-errno", "");
+	faulty("wrong-errno", 1);
 }
 
 static void test_model_clean(void **state)
