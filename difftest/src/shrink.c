@@ -33,6 +33,22 @@ static double now(void)
  * campaign runs them.  ndiv == NULL: stop at the first divergence (in *d);
  * else go on past divergences, only counting them.  Returns DV_NONE, the
  * divergence kind or a negative errno; *next = one past the last op run. */
+/* The block-map picture around a divergence (a FIEMAP of that window) for
+ * the reproducer.  --crash-replay draws it too: the FIEMAP is a kernel call,
+ * and a crash in it (mutant 03's BUG in the extent status tree) must happen
+ * again when a candidate is replayed. */
+static void div_picture(struct dt_exec *x, struct dt_div *d)
+{
+	if (d->picture)
+		return;
+	int64_t at = d->byte_off >= 0 ? d->byte_off : d->op.off;
+	int64_t bs = x->s->t->mopts.blocksize;
+	if (at < 0 || at > ((int64_t)1 << 50))
+		at = 0;
+	at &= ~(bs - 1);
+	d->picture = dt_map_picture(x, d->file, at > 32 * bs ? at - 32 * bs : 0, dt_sat_add(at, 96 * bs));
+}
+
 static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_t n,
 		   const struct dt_opts *o, struct dt_div *d, uint64_t *ndiv, size_t *next)
 {
@@ -45,6 +61,7 @@ static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_
 			for (int f = 0; f < nfiles && !rc; f++)
 				rc = dt_full_check(x, f, j, d);
 		if (rc > 0 && ndiv) {
+			div_picture(x, d);
 			(*ndiv)++;
 			dt_div_free(d);
 			memset(d, 0, sizeof(*d));
@@ -108,14 +125,8 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		if (rc > 0 && n)
 			d->op = ops[n - 1];
 	}
-	if (rc > 0 && !d->picture) {
-		int64_t at = d->byte_off >= 0 ? d->byte_off : d->op.off;
-		int64_t bs = t->mopts.blocksize;
-		if (at < 0 || at > ((int64_t)1 << 50))
-			at = 0;
-		at &= ~(bs - 1);
-		d->picture = dt_map_picture(&x, d->file, at > 32 * bs ? at - 32 * bs : 0, dt_sat_add(at, 96 * bs));
-	}
+	if (rc > 0)
+		div_picture(&x, d);
 	if (stop_at)
 		*stop_at = j;
 	dt_exec_fini(&x);
@@ -606,6 +617,12 @@ static void write_script(FILE *f, struct dt_target *t, int nfiles,
 	}
 	if (cur >= 0)
 		fprintf(f, " \"$F%d\"\n", cur);
+	/* difftest maps every file after its ops (FIEMAP): so does a crash
+	 * reproducer, or a crash inside FIEMAP (mutant 03) would need
+	 * difftest itself to show */
+	if (is_crash)
+		for (int i = 0; i < nfiles; i++)
+			fprintf(f, "$XFS_IO -r -c fiemap \"$F%d\" >/dev/null 2>&1\n", i);
 	if (n == 0 || xfs_io_cmd(&ops[n - 1], 0, cmd, sizeof(cmd)) <= 0)
 		fprintf(f, "out=\n");
 	int fi = d->file < nfiles ? d->file : 0;
