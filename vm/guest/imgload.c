@@ -17,8 +17,8 @@
  * usage: rs-imgload MAP SRC DST
  *   MAP  text file, one "OFFSET LENGTH" pair (bytes, decimal) per line
  *   SRC  the image (a virtio disk), DST the ram disk; DST must be as large
- * Exit 0 when every range was copied, 1 (with a message) otherwise; DST is
- * only written inside the listed ranges.
+ * Exit 0 when every range was copied, 1 (with a message) otherwise.  DST is
+ * only written inside the listed ranges, and not at all when MAP is bad.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +106,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rs-imgload: out of memory\n");
 		return 1;
 	}
+	/* the whole map is read and checked before anything is written: a
+	 * bad map changes nothing */
+	struct range { int64_t off, len; } *r = NULL;
+	size_t nr = 0, cap = 0;
 	int64_t off, len, listed = 0, written = 0;
 	int line = 0, rc = 0, got;
 	while ((got = fscanf(map, "%" SCNd64 " %" SCNd64, &off, &len)) == 2) {
@@ -116,17 +120,31 @@ int main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (copy_range(s, d, off, len, buf, &written)) {
-			rc = 1;
-			break;
+		if (nr == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct range *t = nc <= (1u << 24) ? realloc(r, nc * sizeof(*r)) : NULL;
+			if (!t) {
+				fprintf(stderr, "rs-imgload: %s: too many ranges\n", argv[1]);
+				rc = 1;
+				break;
+			}
+			r = t;
+			cap = nc;
 		}
-		listed += len;
+		r[nr].off = off;
+		r[nr++].len = len;
 	}
 	if (!rc && got != EOF) {
 		fprintf(stderr, "rs-imgload: %s line %d: expected \"OFFSET LENGTH\"\n", argv[1],
 			line + 1);
 		rc = 1;
 	}
+	for (size_t i = 0; i < nr && !rc; i++) {
+		if (copy_range(s, d, r[i].off, r[i].len, buf, &written))
+			rc = 1;
+		listed += r[i].len;
+	}
+	free(r);
 	if (!rc && fsync(d) < 0) {
 		fprintf(stderr, "rs-imgload: fsync %s: %s\n", argv[3], strerror(errno));
 		rc = 1;
