@@ -6,7 +6,7 @@
 #
 #   bash scripts/main.sh                 # small default: -N 2000 on ext4, xfs, fusefs
 #   bash scripts/main.sh --ops 1e6       # the headline campaign (one VM: -j 2
-#                                        # on 2 cores is 2.5x slower, see difftest/README.md)
+#                                        # on 2 cores is 2.3x slower, see bench/RESULTS.md)
 #   bash scripts/main.sh --help          # difftest's and difftest-vm's options
 #
 # Arguments are difftest's (difftest/README.md); with no -t, all three targets.
