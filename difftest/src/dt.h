@@ -9,7 +9,8 @@
  * gen.c (deterministic weighted generator), target.c (real directories and
  * the model-backed faulty targets behind one interface), exec.c (execute an
  * op on model and target, the oracle), shrink.c (ddmin and reproducer
- * files), report.c (statistics, progress, JSON report and merge), main.c.
+ * files), shiftmap.c (moving a candidate's ops across the shifts ddmin
+ * removed), report.c (statistics, progress, JSON report and merge), main.c.
  */
 #ifndef DIFFTEST_DT_H
 #define DIFFTEST_DT_H
@@ -332,6 +333,13 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, const char *journal,
 	      struct dt_shrink_res *r);
+/* shiftmap.c: the ops j of ops[0..n) with keep[j] set, into out, each
+ * moved across the removed inserts/collapses before it (shifted[j]: op j
+ * changed its file's size when the log ran; NULL: none did) so that it
+ * meets the same data and holes as in the full log.  Returns the number of
+ * ops written, or -ENOMEM / -EINVAL (a file index >= nfiles). */
+ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8_t *keep,
+		    size_t n, int nfiles, struct dt_op *out);
 /* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,

@@ -49,14 +49,23 @@ static void div_picture(struct dt_exec *x, struct dt_div *d)
 	d->picture = dt_map_picture(x, d->file, at > 32 * bs ? at - 32 * bs : 0, dt_sat_add(at, 96 * bs));
 }
 
+/* shifted (or NULL): shifted[j] = 1 when op j is an insert or collapse
+ * that changed the model file's size, for shiftmap.c. */
 static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_t n,
-		   const struct dt_opts *o, struct dt_div *d, uint64_t *ndiv, size_t *next)
+		   const struct dt_opts *o, struct dt_div *d, uint64_t *ndiv, size_t *next,
+		   uint8_t *shifted)
 {
 	int rc = DV_NONE;
 	size_t j;
 
 	for (j = 0; j < n && !rc; j++) {
+		int f = ops[j].file;
+		int sh = shifted && (ops[j].kind == DT_INSERT || ops[j].kind == DT_COLLAPSE) &&
+			 f < x->s->nfiles;
+		int64_t before = sh ? rm_size(x->s->model[f]) : 0;
 		rc = dt_exec_op(x, &ops[j], j, d);
+		if (shifted)
+			shifted[j] = sh && rm_size(x->s->model[f]) != before;
 		if (!rc && o->check_every && (j + 1) % o->check_every == 0)
 			for (int f = 0; f < nfiles && !rc; f++)
 				rc = dt_full_check(x, f, j, d);
@@ -88,7 +97,7 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		return rc;
 	}
 	size_t next;
-	rc = run_ops(&x, nfiles, ops, n, o, &d, ndiv, &next);
+	rc = run_ops(&x, nfiles, ops, n, o, &d, ndiv, &next, NULL);
 	if (rc)
 		snprintf(err, errn, "%s", d.msg[0] ? d.msg : strerror(-rc));
 	dt_div_free(&d);
@@ -97,8 +106,9 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	return rc;
 }
 
-int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
-	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
+static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
+		   size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at,
+		   uint8_t *shifted)
 {
 	struct dt_session *s;
 	struct dt_exec x;
@@ -115,7 +125,7 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		return rc;
 	}
 	size_t j;
-	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j);
+	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j, shifted);
 	if (rc > 0) {
 		j--;
 	} else if (!rc) {
@@ -132,6 +142,12 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	dt_exec_fini(&x);
 	dt_session_close(s);
 	return rc;
+}
+
+int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
+	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
+{
+	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL);
 }
 
 struct dd {
@@ -165,8 +181,10 @@ static void journal_candidate(struct dd *c, const struct dt_op *ops, size_t n)
 	fclose(f);
 }
 
-/* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept. */
-static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
+/* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept,
+ * shifted[0..*cut) = which of them shifted their file (see run_ops). */
+static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut,
+		   uint8_t *shifted)
 {
 	struct dt_div d;
 	size_t stop = n;
@@ -180,7 +198,7 @@ static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut)
 			c->tests, n, c->last_note - c->t0);
 	}
 	journal_candidate(c, ops, n);
-	int rc = dt_run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop);
+	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, shifted);
 	dt_div_free(&d);
 	if (rc != c->kind)
 		return 0;
@@ -210,14 +228,20 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	struct dd c = { .t = t, .nfiles = nfiles, .kind = kind, .o = o,
 			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds,
 			.last_note = now(), .journal = journal };
-	struct dt_op *cur = malloc((n ? n : 1) * sizeof(*cur));
-	struct dt_op *cand = malloc((n ? n : 1) * sizeof(*cand));
+	size_t nn = n ? n : 1;
+	struct dt_op *cur = malloc(nn * sizeof(*cur));
+	struct dt_op *cand = malloc(nn * sizeof(*cand));
+	uint8_t *cur_sh = calloc(nn, 1), *cand_sh = calloc(nn, 1), *keep = malloc(nn);
 	size_t len = n, cut;
+	int err = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (!cur || !cand) {
+	if (!cur || !cand || !cur_sh || !cand_sh || !keep) {
 		free(cur);
 		free(cand);
+		free(cur_sh);
+		free(cand_sh);
+		free(keep);
 		return -ENOMEM;
 	}
 	memcpy(cur, ops, n * sizeof(*cur));
@@ -233,7 +257,7 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 				cand[k++].file = 0;
 			}
 		c.nfiles = 1;
-		if (dd_test(&c, cand, k, &cut)) {
+		if (dd_test(&c, cand, k, &cut, cand_sh)) {
 			memcpy(cur, cand, cut * sizeof(*cur));
 			len = cut;
 			r->nfiles = 1;
@@ -242,44 +266,65 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		}
 	}
 	/* it must fail as given (else the divergence depends on history
-	 * outside the log, e.g. the allocator's state: report unshrunk) */
-	if (!dd_test(&c, cur, len, &cut)) {
+	 * outside the log, e.g. the allocator's state: report unshrunk);
+	 * this run also tells which shifts took effect, for shiftmap.c */
+	if (!dd_test(&c, cur, len, &cut, cur_sh)) {
 		r->ops = cur;
 		r->nops = len;
 		free(cand);
+		free(cur_sh);
+		free(cand_sh);
+		free(keep);
 		r->tests = c.tests;
 		r->seconds = now() - c.t0;
 		return -EAGAIN;
 	}
 	len = cut;
 
+	/* Each candidate is relocated (dt_relocate): the ops it keeps are
+	 * moved across the inserts and collapses it drops, so they still meet
+	 * the data and holes they met in the full log. */
 	size_t gran = 2;
-	while (len >= 2 && budget_left(&c)) {
+	while (len >= 2 && budget_left(&c) && !err) {
 		size_t chunk = (len + gran - 1) / gran;
 		int found = 0;
 		/* complements first: dropping one chunk keeps the history */
 		for (size_t st = 0; st < len && !found && budget_left(&c); st += chunk) {
-			size_t e = st + chunk < len ? st + chunk : len, k = 0;
+			size_t e = st + chunk < len ? st + chunk : len;
 			for (size_t j = 0; j < len; j++)
-				if (j < st || j >= e)
-					cand[k++] = cur[j];
-			if (k && dd_test(&c, cand, k, &cut)) {
+				keep[j] = j < st || j >= e;
+			ssize_t k = dt_relocate(cur, cur_sh, keep, len, c.nfiles, cand);
+			if (k < 0) {
+				err = (int)k;
+				break;
+			}
+			if (k && dd_test(&c, cand, (size_t)k, &cut, cand_sh)) {
 				memcpy(cur, cand, cut * sizeof(*cur));
+				memcpy(cur_sh, cand_sh, cut);
 				len = cut;
 				gran = gran > 2 ? gran - 1 : 2;
 				found = 1;
 			}
 		}
-		for (size_t st = 0; st < len && !found && gran > 2 && budget_left(&c); st += chunk) {
+		for (size_t st = 0; st < len && !found && !err && gran > 2 && budget_left(&c);
+		     st += chunk) {
 			size_t e = st + chunk < len ? st + chunk : len;
-			if (dd_test(&c, cur + st, e - st, &cut)) {
-				memmove(cur, cur + st, cut * sizeof(*cur));
+			for (size_t j = 0; j < len; j++)
+				keep[j] = j >= st && j < e;
+			ssize_t k = dt_relocate(cur, cur_sh, keep, len, c.nfiles, cand);
+			if (k < 0) {
+				err = (int)k;
+				break;
+			}
+			if (dd_test(&c, cand, (size_t)k, &cut, cand_sh)) {
+				memcpy(cur, cand, cut * sizeof(*cur));
+				memcpy(cur_sh, cand_sh, cut);
 				len = cut;
 				gran = 2;
 				found = 1;
 			}
 		}
-		if (!found) {
+		if (!found && !err) {
 			if (gran >= len) {
 				r->complete = 1;
 				break;
@@ -287,6 +332,9 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 			gran = gran * 2 < len ? gran * 2 : len;
 		}
 	}
+	free(cur_sh);
+	free(cand_sh);
+	free(keep);
 	if (len < 2)
 		r->complete = 1;
 	free(cand);
@@ -298,7 +346,7 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	r->nops = len;
 	r->tests = c.tests;
 	r->seconds = now() - c.t0;
-	return rc == kind ? 0 : -EAGAIN;
+	return err ? err : rc == kind ? 0 : -EAGAIN;
 }
 
 /* ---- output files ---- */

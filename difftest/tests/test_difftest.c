@@ -236,6 +236,126 @@ static void deep(uint64_t seed, const char *weights, int64_t *best, uint64_t *ha
 	free(buf);
 }
 
+/* shiftmap.c: dropping a shift from a log moves the later ops back onto
+ * the data they met.  Take a random log B without shifts, inject an insert
+ * (or a collapse of a range B's later ops never touch) at a random point
+ * and move B's later ops as that shift moves their data: relocating the
+ * result with the shift dropped must give B back exactly, op for op.
+ * Keeping everything must be the identity, whatever shifted.  A random
+ * block-aligned log stays aligned. */
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void random_op(uint64_t *x, struct dt_op *op, int64_t lo, int64_t hi)
+{
+	static const uint8_t kinds[] = { DT_PWRITE, DT_PREAD, DT_PUNCH, DT_FALLOC,
+					 DT_ZERO_KEEP, DT_TRUNCATE, DT_FSYNC, DT_SEEK_DATA };
+	const int64_t bs = 4096;
+	memset(op, 0, sizeof(*op));
+	op->kind = kinds[rnd(x) % sizeof(kinds)];
+	op->pat = 0x41;
+	int64_t a = lo + (int64_t)(rnd(x) % (uint64_t)((hi - lo) / bs)) * bs;
+	int64_t l = (1 + (int64_t)(rnd(x) % 4)) * bs;
+	if (a + l > hi)
+		l = hi - a;
+	op->off = op->kind == DT_FSYNC ? 0 : a;	/* fsync has no offset */
+	op->len = op->kind == DT_TRUNCATE || op->kind == DT_FSYNC || op->kind == DT_SEEK_DATA ? 0 : l;
+	if (op->kind == DT_TRUNCATE)
+		op->off = a + bs;	/* a size; never 0 */
+}
+
+static void test_relocate_inverts_shifts(void **state)
+{
+	(void)state;
+	const int64_t bs = 4096, span = 64 * bs;
+	enum { N = 300 };
+	struct dt_op b[N], h[N + 1], out[N + 1];
+	uint8_t sh[N + 1], keep[N + 1];
+	uint64_t x = 88172645463325252ull;
+
+	for (int round = 0; round < 400; round++) {
+		int collapse = round & 1;
+		int64_t X = (int64_t)(1 + rnd(&x) % 60) * bs, L = (int64_t)(1 + rnd(&x) % 8) * bs;
+		size_t p = rnd(&x) % N;
+		for (size_t j = 0; j < N; j++) {
+			/* after a collapse, B's ops stay out of [X, X+L) */
+			do
+				random_op(&x, &b[j], 0, span);
+			while (collapse && j >= p && b[j].off <= X + L &&
+			       (b[j].kind == DT_TRUNCATE ? b[j].off > X	/* X+L: the seam, ambiguous */
+							  : b[j].off < X + L &&
+								b[j].off + (b[j].len ? b[j].len : 1) > X));
+		}
+		size_t k = 0;
+		for (size_t j = 0; j < N; j++) {
+			if (j == p) {
+				h[k] = (struct dt_op){ .kind = collapse ? DT_COLLAPSE : DT_INSERT,
+						       .off = X, .len = L };
+				sh[k++] = 1;
+			}
+			h[k] = b[j];
+			if (j >= p) {
+				int64_t e = b[j].off + b[j].len;
+				if (b[j].kind == DT_FSYNC) {
+					/* no offset to move */
+				} else if (b[j].kind == DT_TRUNCATE) {
+					if (b[j].off > X)
+						h[k].off += collapse ? -L : L;
+				} else if (b[j].off >= X) {
+					h[k].off += collapse ? -L : L;
+				} else if (!collapse && e > X) {
+					h[k].len += L;	/* the range holds the hole too */
+				}
+			}
+			sh[k++] = 0;
+		}
+		assert_int_equal(k, N + 1);
+		for (size_t j = 0; j < k; j++)
+			keep[j] = j != p;
+		assert_int_equal(dt_relocate(h, sh, keep, k, 1, out), N);
+		for (size_t j = 0; j < N; j++) {
+			if (memcmp(&out[j], &b[j], sizeof(b[j]))) {
+				print_message("round %d (%s X=%lld L=%lld at %zu): op %zu is %lld+%lld, "
+					      "want %lld+%lld\n", round, collapse ? "collapse" : "insert",
+					      (long long)X, (long long)L, p, j, (long long)out[j].off,
+					      (long long)out[j].len, (long long)b[j].off,
+					      (long long)b[j].len);
+				fail();
+			}
+		}
+		/* keeping all: the identity, with any op marked as shifted */
+		for (size_t j = 0; j < k; j++) {
+			keep[j] = 1;
+			sh[j] = (h[j].kind == DT_INSERT || h[j].kind == DT_COLLAPSE ||
+				 rnd(&x) % 4 == 0);
+		}
+		assert_int_equal(dt_relocate(h, sh, keep, k, 1, out), N + 1);
+		assert_memory_equal(out, h, k * sizeof(*h));
+		/* dropping a random half keeps every offset block-aligned */
+		for (size_t j = 0; j < k; j++) {
+			keep[j] = rnd(&x) & 1;
+			if (h[j].kind == DT_INSERT || h[j].kind == DT_COLLAPSE)
+				h[j].off = (int64_t)(rnd(&x) % 64) * bs;
+		}
+		ssize_t m = dt_relocate(h, sh, keep, k, 1, out);
+		assert_true(m >= 0 && m <= N + 1);
+		for (ssize_t j = 0; j < m; j++) {
+			assert_int_equal(out[j].off % bs, 0);
+			assert_int_equal(out[j].len % bs, 0);
+			assert_true(out[j].off >= 0);
+		}
+	}
+	/* a file index the session has not: refused */
+	struct dt_op bad = { .kind = DT_PWRITE, .file = 3, .off = 0, .len = 4096 };
+	uint8_t one = 1;
+	assert_int_equal(dt_relocate(&bad, NULL, &one, 1, 2, out), -EINVAL);
+}
+
 static void test_generator_deep_trees(void **state)
 {
 	(void)state;
@@ -631,6 +751,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generator_deterministic),
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_generator_deep_trees),
+		cmocka_unit_test(test_relocate_inverts_shifts),
 		cmocka_unit_test(test_fragmenter_cycle),
 		cmocka_unit_test(test_depth_parsers),
 		cmocka_unit_test(test_bad_input),
