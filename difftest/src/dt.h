@@ -10,7 +10,8 @@
  * the model-backed faulty targets behind one interface), exec.c (execute an
  * op on model and target, the oracle), shrink.c (ddmin and reproducer
  * files), shiftmap.c (moving a candidate's ops across the shifts ddmin
- * removed), report.c (statistics, progress, JSON report and merge), main.c.
+ * removed), cowlat.c (where XFS may keep CoW staging: lseek latitude),
+ * report.c (statistics, progress, JSON report and merge), main.c.
  */
 #ifndef DIFFTEST_DT_H
 #define DIFFTEST_DT_H
@@ -169,6 +170,27 @@ struct dt_target {
 	char depth_note[256];		/* last tool failure */
 };
 
+/* cowlat.c: where file i may have XFS CoW fork staging over holes (lseek
+ * latitude); only a file that took part in a reflink has any. */
+struct dt_spans {
+	struct rm_span *v;	/* sorted, disjoint */
+	size_t n, cap;
+};
+struct dt_cowlat {
+	struct rm_span *v;	/* staging: sorted, disjoint (rm_lseek_ok_lat()) */
+	size_t n, cap;
+	struct dt_spans sh;	/* ranges that may share blocks */
+	int reflinked;
+};
+void dt_cowlat_reset(struct dt_cowlat *c);
+/* A successful reflink of len bytes (the effective length) from src at soff
+ * to dst at doff: both ranges may share blocks now.  0 or -ENOMEM. */
+int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
+		      int64_t soff, int64_t doff, int64_t len);
+/* After op ran on its file (model size old_size -> new_size): 0 or -ENOMEM. */
+int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		 int64_t old_size, int64_t new_size);
+
 struct dt_session {
 	struct dt_target *t;
 	int nfiles;
@@ -180,6 +202,7 @@ struct dt_session {
 	/* fusefs: file i may have dirty page-cache pages (an mmap write
 	 * since its last fdatasync), see dt_t_fiemap() */
 	unsigned char mdirty[DT_MAXFILES];
+	struct dt_cowlat cow[DT_MAXFILES];
 	struct dt_session *next;
 };
 

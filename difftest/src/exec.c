@@ -7,7 +7,7 @@
  * map is compared in whole blocks), the bytes the op touched or shifted
  * (pread() against the model: zeros in its holes and unwritten runs,
  * memcmp with rm_pread() in its data runs), and SEEK_DATA/SEEK_HOLE answers
- * with rm_lseek_ok().  dt_full_check() checks a whole file: size, whole
+ * with rm_lseek_ok_lat() (the latitude of XFS CoW staging: cowlat.c).  dt_full_check() checks a whole file: size, whole
  * map, every byte of the non-hole runs plus the edges of every hole.
  *
  * Cost per op is kept low on purpose (the campaign target is 1e6 ops in
@@ -720,7 +720,18 @@ int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 
 static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
+	struct dt_session *s = x->s;
+	int f = op->file < s->nfiles && !dt_kind_is_global(op->kind) ? op->file : -1;
+	int64_t old = f >= 0 ? rm_size(s->model[f]) : 0;
 	int rc = exec_inner(x, op, opno, d);
+	if (f >= 0 && x->file_reset) {
+		dt_cowlat_reset(&s->cow[f]);
+	} else if (f >= 0 && !rc) {
+		int e = dt_cowlat_op(&s->cow[f], op, rm_blocksize(s->model[f]), old,
+				     rm_size(s->model[f]));
+		if (e < 0)
+			return e;
+	}
 	if (rc || x->o.map_batch <= 1)
 		return rc;
 	if (x->file_reset)
@@ -912,7 +923,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
 		tr = dt_t_lseek(s, i, off, wh);
 		count(x, op->kind, tr);
-		if (!rm_lseek_ok(m, off, wh, tr)) {
+		if (!rm_lseek_ok_lat(m, off, wh, tr, s->cow[i].v, s->cow[i].n)) {
 			int64_t e = rm_lseek(m, off, wh);
 			div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
 				" (%s); the model expects %" PRId64 " (%s) and does not allow that",
@@ -939,6 +950,12 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		RET_DIV(mr, tr);
 		rc = check_resized(x, i, old, op, opno, d);
 		if (mr < 0 || rc)
+			return rc;
+		/* both ranges share blocks now (cowlat.c); len 0 = to the
+		 * source EOF */
+		int64_t ss = rm_size(s->model[op->src]);
+		int64_t rl = len ? len : ss - op->soff;
+		if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, off, rl)))
 			return rc;
 		/* len 0 clones to the source EOF: the range ends at most at the
 		 * new size rounded up to a block */

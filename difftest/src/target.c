@@ -405,6 +405,8 @@ static int new_file(struct dt_session *s, int i)
 	struct dt_target *t = s->t;
 	int rc = rm_file_new(&t->mopts, &s->model[i]);
 
+	dt_cowlat_reset(&s->cow[i]);
+
 	if (rc)
 		return rc;
 	if (t->type != DT_T_FD)
@@ -417,6 +419,7 @@ static void free_file(struct dt_session *s, int i)
 {
 	rm_file_free(s->model[i]);
 	s->model[i] = NULL;
+	dt_cowlat_reset(&s->cow[i]);
 	rm_file_free(s->fake[i]);
 	s->fake[i] = NULL;
 	if (s->fd[i] >= 0) {

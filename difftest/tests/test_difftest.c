@@ -356,6 +356,62 @@ static void test_relocate_inverts_shifts(void **state)
 	assert_int_equal(dt_relocate(&bad, NULL, &one, 1, 2, out), -EINVAL);
 }
 
+/* cowlat.c: staging only around the shared part of a write (aligned to
+ * 32 blocks), shared ranges move with insert/collapse and end where
+ * written, staging never moves and a successful shift cancels it from one
+ * block before its offset, a truncate down past the new EOF block; a
+ * refused shift (size unchanged) changes nothing. */
+static void test_cowlat(void **state)
+{
+	(void)state;
+	const int64_t bs = 4096, W = 32 * bs;
+	struct dt_cowlat c = { 0 }, src = { 0 };
+	struct dt_op w = { .kind = DT_PWRITE, .off = 5 * bs, .len = 100 };
+
+	assert_int_equal(dt_cowlat_op(&c, &w, bs, 0, 6 * bs), 0);
+	assert_int_equal(c.n, 0);	/* never reflinked: no staging */
+	/* blocks [2W, 2W + 8) and [4W, 5W) shared */
+	assert_int_equal(dt_cowlat_reflink(&c, &src, bs, 0, 2 * W, 8 * bs), 0);
+	assert_int_equal(dt_cowlat_reflink(&c, &src, bs, W, 4 * W, W - 1), 0);
+	assert_true(src.reflinked && src.sh.n == 2 && src.sh.v[1].end == 2 * W);
+	assert_true(c.sh.n == 2 && c.sh.v[1].start == 4 * W && c.sh.v[1].end == 5 * W);
+	assert_int_equal(dt_cowlat_op(&c, &w, bs, 0, 6 * W), 0);
+	assert_int_equal(c.n, 0);	/* nothing shared there */
+	w.off = 2 * W + 3 * bs + 7;	/* a shared block: its window */
+	assert_int_equal(dt_cowlat_op(&c, &w, bs, 6 * W, 6 * W), 0);
+	assert_true(c.n == 1 && c.v[0].start == 2 * W && c.v[0].end == 3 * W);
+	/* written, so unshared: the shared range splits around block 3 */
+	assert_true(c.sh.n == 3 && c.sh.v[0].end == 2 * W + 3 * bs &&
+		    c.sh.v[1].start == 2 * W + 4 * bs);
+	/* an insert at W moves the shared ranges and cancels staging from
+	 * W - 1 block; a refused one changes nothing */
+	struct dt_op sh = { .kind = DT_INSERT, .off = W, .len = 2 * bs };
+	assert_int_equal(dt_cowlat_op(&c, &sh, bs, 6 * W, 6 * W), 0);
+	assert_true(c.n == 1 && c.sh.v[0].start == 2 * W);
+	assert_int_equal(dt_cowlat_op(&c, &sh, bs, 6 * W, 6 * W + 2 * bs), 0);
+	assert_int_equal(c.n, 0);
+	assert_true(c.sh.n == 3 && c.sh.v[0].start == 2 * W + 2 * bs &&
+		    c.sh.v[2].start == 4 * W + 2 * bs && c.sh.v[2].end == 5 * W + 2 * bs);
+	/* a collapse of [4W, 4W + 4 blocks): the last range loses its first
+	 * 2 blocks and moves back by 4 */
+	sh = (struct dt_op){ .kind = DT_COLLAPSE, .off = 4 * W, .len = 4 * bs };
+	assert_int_equal(dt_cowlat_op(&c, &sh, bs, 6 * W, 6 * W - 4 * bs), 0);
+	assert_true(c.sh.n == 3 && c.sh.v[2].start == 4 * W && c.sh.v[2].end == 5 * W - 2 * bs);
+	/* a write over two shared ranges stages both windows (merged) */
+	w.off = 2 * W;
+	w.len = 3 * W;
+	assert_int_equal(dt_cowlat_op(&c, &w, bs, 6 * W, 6 * W), 0);
+	assert_true(c.n == 2 && c.v[0].start == 2 * W && c.v[0].end == 3 * W &&
+		    c.v[1].start == 4 * W && c.v[1].end == 5 * W);
+	/* truncate down into the first window: cut past the EOF block */
+	struct dt_op tr = { .kind = DT_TRUNCATE, .off = 2 * W + 10 };
+	assert_int_equal(dt_cowlat_op(&c, &tr, bs, 6 * W, 2 * W + 10), 0);
+	assert_true(c.n == 1 && c.v[0].end == 2 * W + bs && c.sh.n == 0);
+	dt_cowlat_reset(&c);
+	dt_cowlat_reset(&src);
+	assert_true(c.n == 0 && !c.reflinked && !c.v && !c.sh.v);
+}
+
 static void test_generator_deep_trees(void **state)
 {
 	(void)state;
@@ -752,6 +808,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_weights),
 		cmocka_unit_test(test_generator_deep_trees),
 		cmocka_unit_test(test_relocate_inverts_shifts),
+		cmocka_unit_test(test_cowlat),
 		cmocka_unit_test(test_fragmenter_cycle),
 		cmocka_unit_test(test_depth_parsers),
 		cmocka_unit_test(test_bad_input),

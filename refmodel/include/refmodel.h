@@ -160,6 +160,17 @@ int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence);
  * when their pages are cached (mapping_seek_hole_data()), and may-masks
  * apply.  Returns 1 yes, 0 no. */
 int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result);
+/* A byte range [start, end). */
+struct rm_span {
+	int64_t start, end;
+};
+/* rm_lseek_ok() with more latitude: inside the spans (sorted, disjoint) a
+ * hole may count as data too.  XFS reports a CoW fork extent over a data
+ * fork hole as unwritten, so that iomap probes the page cache there
+ * (xfs_seek_iomap_begin()); the caller knows where CoW staging may be
+ * (difftest: cowlat.c).  rm_lseek_ok() is this with no spans. */
+int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t result,
+		    const struct rm_span *lat, size_t nlat);
 
 /* ioctl(dst, FICLONERANGE, {src, soff, len, doff}) (src/clone.c): 0 or
  * -errno.  -EXDEV when the two files are not of one file system (profile,

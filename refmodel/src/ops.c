@@ -995,7 +995,26 @@ int64_t rm_lseek(const struct rm_file *f, int64_t off, int whence)
 	return r;
 }
 
+/* Are the bytes [a, b) all inside the sorted, disjoint spans? */
+static bool spans_cover(const struct rm_span *sp, size_t n, int64_t a, int64_t b)
+{
+	for (size_t k = 0; k < n && a < b; k++) {
+		if (sp[k].end <= a)
+			continue;
+		if (sp[k].start > a)
+			return false;
+		a = sp[k].end;
+	}
+	return a >= b;
+}
+
 int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result)
+{
+	return rm_lseek_ok_lat(f, off, whence, result, NULL, 0);
+}
+
+int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t result,
+		    const struct rm_span *lat, size_t nlat)
 {
 	if (whence != RM_SEEK_DATA && whence != RM_SEEK_HOLE)
 		return result == -EINVAL;
@@ -1023,8 +1042,14 @@ int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result
 			may = RM_DATA;	/* dirty pages: always data to lseek */
 		unsigned need = seek_data ? can_hole : can_data;
 		if (!(may & need)) {
-			ok = 0;
-			break;
+			/* a hole SEEK_HOLE passed over: data only where a span
+			 * (CoW staging) covers the part before the answer */
+			int64_t a = it.cur_start > off ? it.cur_start : off;
+			int64_t e = it.cur_start + it.cur->s.len;
+			if (!(may & RM_HOLE) || !spans_cover(lat, nlat, a, e < stop ? e : stop)) {
+				ok = 0;
+				break;
+			}
 		}
 		it_next(&it);
 	}
@@ -1037,6 +1062,8 @@ int rm_lseek_ok(const struct rm_file *f, int64_t off, int whence, int64_t result
 	it_done(&it);
 	if (may & MAY_PENDING)
 		may = RM_DATA;
+	if (seek_data && (may & RM_HOLE) && spans_cover(lat, nlat, result, result + 1))
+		return 1;
 	return (may & (seek_data ? can_data : can_hole)) != 0;
 }
 

@@ -1237,6 +1237,39 @@ static void test_lseek_data_hole_basic(void **st)
 	rm_file_free(f);
 }
 
+/* rm_lseek_ok_lat(): inside a span (XFS CoW staging over a hole) a hole
+ * may count as data; outside it, and for data, nothing changes.  File:
+ * hole [0, 8K), data [8K, 9K), hole to 16K; span [2K, 6K). */
+static void test_lseek_span_latitude(void **st)
+{
+	(void)st;
+	struct rm_file *f = mk(RM_PROFILE_XFS, K);
+	write_pat(f, 8 * K, K, 1);
+	assert_int_equal(rm_truncate(f, 16 * K), 0);
+	const struct rm_span sp[] = { { 2 * K, 6 * K } };
+	/* SEEK_DATA may stop inside the span, not before or after it */
+	assert_false(rm_lseek_ok(f, 0, RM_SEEK_DATA, 2 * K));
+	assert_true(rm_lseek_ok_lat(f, 0, RM_SEEK_DATA, 2 * K, sp, 1));
+	assert_true(rm_lseek_ok_lat(f, 0, RM_SEEK_DATA, 5 * K, sp, 1));
+	assert_false(rm_lseek_ok_lat(f, 0, RM_SEEK_DATA, 6 * K, sp, 1));
+	assert_false(rm_lseek_ok_lat(f, 0, RM_SEEK_DATA, K, sp, 1));
+	assert_true(rm_lseek_ok_lat(f, 0, RM_SEEK_DATA, 8 * K, sp, 1));
+	/* SEEK_HOLE may pass over the span only: from 2K, a hole at 2K..6K */
+	assert_true(rm_lseek_ok_lat(f, 2 * K, RM_SEEK_HOLE, 2 * K, sp, 1));
+	assert_true(rm_lseek_ok_lat(f, 2 * K, RM_SEEK_HOLE, 6 * K, sp, 1));
+	assert_false(rm_lseek_ok(f, 2 * K, RM_SEEK_HOLE, 6 * K));
+	assert_false(rm_lseek_ok_lat(f, 2 * K, RM_SEEK_HOLE, 7 * K, sp, 1));
+	assert_false(rm_lseek_ok_lat(f, K, RM_SEEK_HOLE, 3 * K, sp, 1));
+	/* the model's own answers stay good with or without spans */
+	for (int64_t o = 0; o < 16 * K; o += 700)
+		for (int wh = RM_SEEK_DATA; wh <= RM_SEEK_HOLE; wh++) {
+			int64_t r = rm_lseek(f, o, wh);
+			assert_true(rm_lseek_ok_lat(f, o, wh, r, sp, 1));
+			assert_true(rm_lseek_ok_lat(f, o, wh, r, NULL, 0));
+		}
+	rm_file_free(f);
+}
+
 static void test_lseek_unwritten_is_hole_cold_but_may_be_data(void **st)
 {
 	(void)st;
@@ -1437,6 +1470,7 @@ int main(void)
 		cmocka_unit_test(test_xfs_insert_frees_speculative_blocks_past_eof),
 		cmocka_unit_test(test_bytes_profile_has_no_latitude),
 		cmocka_unit_test(test_lseek_data_hole_basic),
+		cmocka_unit_test(test_lseek_span_latitude),
 		cmocka_unit_test(test_lseek_unwritten_is_hole_cold_but_may_be_data),
 		cmocka_unit_test(test_fiemap_merges_by_state_and_flags_last),
 		cmocka_unit_test(test_walk_runs_are_maximal_and_cover_range),

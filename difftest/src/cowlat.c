@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cowlat.c - where XFS may hold CoW fork staging over a hole, as lseek
+ * latitude for the model (rm_lseek_ok_lat()).
+ *
+ * A write into a shared (reflinked) block of an XFS file reserves CoW
+ * staging for the cowextsize-aligned window around the shared part it
+ * writes (32 blocks by default: xfs_get_cowextsz_hint(); the write is
+ * trimmed to the shared extent by xfs_bmap_trim_cow(), then aligned by
+ * xfs_bmapi_reserve_delalloc()), and the staging outlives the write.  Over
+ * a data fork hole, xfs_seek_iomap_begin() reports it as unwritten, so
+ * SEEK_DATA/SEEK_HOLE probe the page cache and a cached page there counts
+ * as data: a correct kernel may then call part of a hole data.  The model
+ * knows no page cache and no sharing, so this file keeps, per file, two
+ * over-approximations:
+ *   shared   ranges that may share blocks with another file or range:
+ *            both ranges of a successful reflink; they move with their
+ *            data on insert/collapse; writing, punching or zeroing a block
+ *            unshares it (copy on write, or freed), a truncate down drops
+ *            what is past the new EOF block;
+ *   staging  the 32-block windows around the shared part of every op that
+ *            may write or zero blocks (write, mmap write, zero and punch
+ *            ranges, unshare, other mode words; a truncate zeroes the block
+ *            holding the lower of the two sizes).  Staging does not move:
+ *            a successful insert or collapse cancels it from one block
+ *            before its offset (xfs_prepare_shift()), a truncate down past
+ *            the new EOF block (xfs_itruncate_extents_flags()).  Remounts,
+ *            drop_caches and the background blockgc may cancel more;
+ *            keeping it only leaves latitude.
+ * The shift rule is the one the oracle needs: staging a shift leaves at
+ * its old offsets (the bug fixed by 3af423b03435, mutant 06) then sits
+ * over holes the model knows are holes, and a cached page there turns the
+ * hole into data for lseek.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt.h"
+
+#define COW_WINDOW_BLOCKS 32	/* XFS_DEFAULT_COWEXTSZ_HINT */
+
+void dt_cowlat_reset(struct dt_cowlat *c)
+{
+	free(c->v);
+	free(c->sh.v);
+	memset(c, 0, sizeof(*c));
+}
+
+static int grow(struct dt_spans *p)
+{
+	if (p->n < p->cap)
+		return 0;
+	size_t nc = p->cap ? p->cap * 2 : 8;
+	struct rm_span *nv = realloc(p->v, nc * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	p->v = nv;
+	p->cap = nc;
+	return 0;
+}
+
+/* Add [a, b), keeping the spans sorted, disjoint and merged. */
+static int sp_add(struct dt_spans *p, int64_t a, int64_t b)
+{
+	if (a >= b)
+		return 0;
+	if (grow(p))
+		return -ENOMEM;
+	size_t i = 0;
+	while (i < p->n && p->v[i].end < a)
+		i++;
+	size_t j = i;
+	while (j < p->n && p->v[j].start <= b) {
+		if (p->v[j].start < a)
+			a = p->v[j].start;
+		if (p->v[j].end > b)
+			b = p->v[j].end;
+		j++;
+	}
+	if (j == i) {
+		memmove(&p->v[i + 1], &p->v[i], (p->n - i) * sizeof(*p->v));
+		p->n++;
+	} else if (j > i + 1) {
+		memmove(&p->v[i + 1], &p->v[j], (p->n - j) * sizeof(*p->v));
+		p->n -= j - i - 1;
+	}
+	p->v[i] = (struct rm_span){ a, b };
+	return 0;
+}
+
+/* Remove [a, b); then move everything at or past `from` by `delta`
+ * (insert: a == b == from, delta > 0; collapse: [from - ..) removed first). */
+static int sp_edit(struct dt_spans *p, int64_t a, int64_t b, int64_t from, int64_t delta)
+{
+	struct dt_spans q = { 0 };
+	for (size_t k = 0; k < p->n; k++) {
+		int64_t s = p->v[k].start, e = p->v[k].end;
+		/* pieces outside [a, b), each split at `from` */
+		int64_t piece[4][2] = { { s, e < a ? e : a }, { s > b ? s : b, e } };
+		int np = 0;
+		for (int t = 0; t < 2; t++) {
+			int64_t ps = piece[t][0], pe = piece[t][1];
+			if (ps >= pe)
+				continue;
+			if (ps < from && pe > from) {
+				piece[2 + np][0] = ps;
+				piece[2 + np][1] = from;
+				np++;
+				ps = from;
+			}
+			int rc = sp_add(&q, ps >= from ? dt_sat_add(ps, delta) : ps,
+					ps >= from ? dt_sat_add(pe, delta) : pe);
+			if (rc) {
+				free(q.v);
+				return rc;
+			}
+		}
+		for (int t = 0; t < np; t++)
+			if (sp_add(&q, piece[2 + t][0], piece[2 + t][1])) {
+				free(q.v);
+				return -ENOMEM;
+			}
+	}
+	free(p->v);
+	*p = q;
+	return 0;
+}
+
+/* Staging for an op touching the blocks [a, b): the 32-block windows
+ * around each shared part of it. */
+static int stage(struct dt_cowlat *c, int64_t bs, int64_t a, int64_t b)
+{
+	int64_t w = COW_WINDOW_BLOCKS * bs;
+	struct dt_spans st = { .v = c->v, .n = c->n, .cap = c->cap };
+	int rc = 0;
+	for (size_t k = 0; k < c->sh.n && !rc; k++) {
+		int64_t s = c->sh.v[k].start > a ? c->sh.v[k].start : a;
+		int64_t e = c->sh.v[k].end < b ? c->sh.v[k].end : b;
+		if (s >= e)
+			continue;
+		s -= s % w;
+		e = e % w ? dt_sat_add(e, w - e % w) : e;
+		rc = sp_add(&st, s, e);
+	}
+	c->v = st.v;
+	c->n = st.n;
+	c->cap = st.cap;
+	return rc;
+}
+
+static void cut_from(struct dt_cowlat *c, int64_t a)
+{
+	size_t k = 0;
+	while (k < c->n && c->v[k].end <= a)
+		k++;
+	if (k < c->n && c->v[k].start < a)
+		c->v[k++].end = a;
+	c->n = k;
+}
+
+int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
+		      int64_t soff, int64_t doff, int64_t len)
+{
+	if (len <= 0 || soff < 0 || doff < 0)
+		return 0;
+	int64_t l = len % bs ? dt_sat_add(len, bs - len % bs) : len;
+	dst->reflinked = src->reflinked = 1;
+	int rc = sp_add(&dst->sh, doff, dt_sat_add(doff, l));
+	return rc ? rc : sp_add(&src->sh, soff, dt_sat_add(soff, l));
+}
+
+int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		 int64_t old_size, int64_t new_size)
+{
+	if (!c->reflinked)
+		return 0;
+	int64_t a = op->off < 0 ? 0 : op->off - op->off % bs;
+	int64_t end = op->len > 0 ? dt_sat_add(op->off, op->len) : op->off;
+	int64_t b = end % bs ? dt_sat_add(end, bs - end % bs) : end;
+	int rc;
+	switch (op->kind) {
+	case DT_PWRITE:
+	case DT_MWRITE:
+	case DT_ZERO:
+	case DT_ZERO_KEEP:
+	case DT_PUNCH:
+	case DT_UNSHARE:
+	case DT_FMODE:
+		if (op->off < 0 || end <= op->off)
+			return 0;
+		if ((rc = stage(c, bs, a, b)))
+			return rc;
+		/* copied on write or freed: no longer shared */
+		return op->kind == DT_FMODE ? 0 : sp_edit(&c->sh, a, b, INT64_MAX, 0);
+	case DT_TRUNCATE: {
+		int64_t m = old_size < op->off ? old_size : op->off;
+		if (m < 0)
+			return 0;
+		if ((rc = stage(c, bs, m - m % bs, dt_sat_add(m - m % bs, bs))))
+			return rc;
+		if (new_size < old_size) {
+			int64_t e = new_size % bs ? dt_sat_add(new_size, bs - new_size % bs) : new_size;
+			cut_from(c, e);
+			return sp_edit(&c->sh, e, INT64_MAX, INT64_MAX, 0);
+		}
+		return 0;
+	}
+	case DT_INSERT:
+	case DT_COLLAPSE:
+		if (new_size == old_size || op->off < 0 || op->len <= 0)
+			return 0;
+		cut_from(c, a >= bs ? a - bs : 0);
+		if (op->kind == DT_INSERT)
+			return sp_edit(&c->sh, 0, 0, op->off, op->len);
+		return sp_edit(&c->sh, op->off, dt_sat_add(op->off, op->len),
+			       dt_sat_add(op->off, op->len), -op->len);
+	default:
+		return 0;
+	}
+}
