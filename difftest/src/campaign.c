@@ -137,6 +137,19 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		for (int i = 0; i < nfiles; i++)
 			if (epoch[i] < from)
 				from = epoch[i];
+	/* a reflink imports its source's blocks (shared, with their CoW
+	 * staging): the source's history since its own epoch belongs in the
+	 * window too, and so on for the files those ops name (the first
+	 * divergence of mutant 06 did not reproduce from its file's 90 ops) */
+	for (int grown = 1; grown;) {
+		grown = 0;
+		for (size_t j = from; j < l->n; j++)
+			if (l->v[j].kind == DT_REFLINK && l->v[j].src < nfiles &&
+			    epoch[l->v[j].src] < from) {
+				from = epoch[l->v[j].src];
+				grown = 1;
+			}
+	}
 	size_t n = l->n - from;
 	const size_t max_window = 50000;
 	if (n > max_window) {
@@ -203,6 +216,7 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	struct dt_gen g;
 	dt_gen_init(&g, c->seed, c->nfiles, t->mopts.blocksize, t->mopts.maxbytes);
 	memcpy(g.weights, c->weights, sizeof(g.weights));
+	g.locality = c->locality;
 	g.disabled = t->disabled;
 	r->disabled = t->disabled;
 	if (!c->quiet)

@@ -67,6 +67,7 @@ struct dt_campaign {
 	uint64_t ops;		/* per target */
 	int nfiles;
 	unsigned weights[DT_NKINDS];
+	unsigned locality;	/* --locality PCT (struct dt_gen) */
 	struct dt_opts o;
 	int shard_i, shard_n;
 	char shard_tag[32];

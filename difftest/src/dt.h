@@ -104,6 +104,14 @@ struct dt_gen {
 	 * block-sized ops at scattered block offsets over frag_span bytes, so
 	 * its extent tree grows to thousands of extents (ext4 depth 2, XFS
 	 * btree); the other files do the general mix. */
+	/* Locality (--locality PCT, gen.c pick_off()): PCT% of picked offsets
+	 * land on (or a block off) an offset one of the file's last ops used,
+	 * so that ops meet where the last ones left their state: a write, a
+	 * shift over it, a seek into the shifted range. */
+	unsigned locality;
+	int cur_file;
+	int64_t recent[DT_MAXFILES][8];
+	uint8_t nrecent[DT_MAXFILES], recent_at[DT_MAXFILES];
 	uint8_t frag[DT_MAXFILES];	/* 1: file i is a fragmenter */
 	int frag_files;		/* how many (dt_gen_init: 1 if nfiles >= 2) */
 	int64_t frag_span;	/* bytes its scattered ops fall in */

@@ -388,6 +388,18 @@ static int64_t pick_off(struct dt_gen *g, const struct rm_file *f, int64_t size)
 {
 	int64_t bs = g->bs;
 	int64_t span = size > g->ws ? size : g->ws;
+	int cf = g->cur_file;
+
+	/* no draw at all without --locality: the default stream stays as it was */
+	if (g->locality && g->nrecent[cf] && rnd(g, 100) < g->locality) {
+		int64_t o = g->recent[cf][rnd(g, g->nrecent[cf])];
+		switch (rnd(g, 4)) {
+		case 0: o = dt_sat_add(o, bs); break;
+		case 1: o -= bs; break;
+		default: break;
+		}
+		return o < 0 ? 0 : o;
+	}
 
 	switch (rnd(g, 100)) {
 	case 0 ... 29:	/* a block edge in the working range */
@@ -484,8 +496,31 @@ static int32_t pick_fmode(struct dt_gen *g)
 	return modes[rnd(g, sizeof(modes) / sizeof(modes[0]))];
 }
 
+static void gen_next(struct dt_gen *g, struct rm_file *const *models,
+		     const int *live, struct dt_op *op);
+
+/* The next op, and (with --locality) its offsets kept for pick_off(). */
 void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 		 const int *live, struct dt_op *op)
+{
+	gen_next(g, models, live, op);
+	if (!g->locality || dt_kind_is_global(op->kind) || op->kind == DT_FSYNC ||
+	    op->kind == DT_REOPEN || op->off < 0 || op->off >= g->maxbytes)
+		return;
+	int f = op->file;
+	int64_t v[2] = { op->off, op->len > 0 ? dt_sat_add(op->off, op->len) : -1 };
+	for (int k = 0; k < 2; k++) {
+		if (v[k] < 0 || v[k] >= g->maxbytes)
+			continue;
+		g->recent[f][g->recent_at[f]] = v[k];
+		g->recent_at[f] = (uint8_t)((g->recent_at[f] + 1) % 8);
+		if (g->nrecent[f] < 8)
+			g->nrecent[f]++;
+	}
+}
+
+static void gen_next(struct dt_gen *g, struct rm_file *const *models,
+		     const int *live, struct dt_op *op)
 {
 	int nl = 0, idx[DT_MAXFILES];
 	int64_t bs = g->bs;
@@ -516,6 +551,8 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	const struct rm_file *f = models[op->file];
 	int64_t size = rm_size(f);
 	struct rm_stats st;
+
+	g->cur_file = op->file;
 
 	rm_stats(f, &st);
 	int fi = op->file;

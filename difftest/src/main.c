@@ -50,6 +50,8 @@ static void usage(FILE *f)
 "                         falloc_keep punch zero zero_keep insert collapse unshare fmode\n"
 "                         fsync reopen drop_caches remount seek_data seek_hole reflink;\n"
 "                         all=V)\n"
+"      --locality PCT     PCT%% of offsets land on (or a block off) one a recent op of\n"
+"                         the file used: ops meet where the last ones left state (0)\n"
 "      --check-every K    full-file check (size, whole map, all data) every K ops (1000)\n"
 "      --files N          files per target, 1..%d (4)\n"
 "      --shard I/N        run shard I of N (disjoint seeds, COUNT/N ops each)\n"
@@ -587,6 +589,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "target", required_argument, NULL, 't' },
 		{ "weights", required_argument, NULL, 'w' },
+		{ "locality", required_argument, NULL, 'l' },
 		{ "check-every", required_argument, NULL, 'K' },
 		{ "files", required_argument, NULL, 'F' },
 		{ "shard", required_argument, NULL, 's' },
@@ -672,6 +675,14 @@ int main(int argc, char **argv)
 				fprintf(stderr, "difftest: --weights: %s\n", err);
 				return 2;
 			}
+			break;
+		case 'l':
+			if (parse_count(optarg, &v) || v > 100) {
+				fprintf(stderr, "difftest: --locality: want a percentage 0..100, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			c.locality = (unsigned)v;
 			break;
 		case 'K':
 			if (parse_count(optarg, &c.o.check_every)) {
