@@ -80,7 +80,11 @@ static int64_t at(const struct smap *m, int64_t y)
 	if (y < 0)
 		return y;	/* errno checks with negative offsets stay as they are */
 	const struct seg *s = &m->v[find(m, y)];
-	return s->flat ? s->c : dt_sat_add(s->c, y - s->o);
+	int64_t r = s->flat ? s->c : dt_sat_add(s->c, y - s->o);
+	/* a kept collapse that kept its length over a dropped hole can map
+	 * below 0: an offset never turns negative (that is an errno check
+	 * of another kind: mutant 03's shrink slipped to `mread -315392`) */
+	return r < 0 ? 0 : r;
 }
 
 /* The candidate end of a range ending (exclusively) at e: where its last
@@ -92,7 +96,8 @@ static int64_t at_end(const struct smap *m, int64_t e)
 	if (e <= 0)
 		return e;
 	const struct seg *s = &m->v[find(m, e - 1)];
-	return s->flat ? s->c : dt_sat_add(dt_sat_add(s->c, e - 1 - s->o), 1);
+	int64_t r = s->flat ? s->c : dt_sat_add(dt_sat_add(s->c, e - 1 - s->o), 1);
+	return r < 0 ? 0 : r;
 }
 
 /* dst = src below x, then nothing: the caller appends what follows x. */
