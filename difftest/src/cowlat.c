@@ -42,9 +42,15 @@
 
 void dt_cowlat_reset(struct dt_cowlat *c)
 {
-	free(c->v);
+	free(c->st.v);
 	free(c->sh.v);
 	memset(c, 0, sizeof(*c));
+}
+
+/* x rounded up to a multiple of a (saturating at INT64_MAX) */
+static int64_t up(int64_t x, int64_t a)
+{
+	return x % a ? dt_sat_add(x, a - x % a) : x;
 }
 
 static int grow(struct dt_spans *p)
@@ -89,10 +95,28 @@ static int sp_add(struct dt_spans *p, int64_t a, int64_t b)
 	return 0;
 }
 
+/* Remove [a, INT64_MAX), in place. */
+static void sp_cut_from(struct dt_spans *p, int64_t a)
+{
+	size_t k = 0;
+	while (k < p->n && p->v[k].end <= a)
+		k++;
+	if (k < p->n && p->v[k].start < a)
+		p->v[k++].end = a;
+	p->n = k;
+}
+
 /* Remove [a, b); then move everything at or past `from` by `delta`
- * (insert: a == b == from, delta > 0; collapse: [from - ..) removed first). */
+ * (insert: a == b == from, delta > 0; collapse: [from - ..) removed first).
+ * Rebuilds the set, so it first checks there is something to change: a
+ * write in a reflinked file calls it for every op. */
 static int sp_edit(struct dt_spans *p, int64_t a, int64_t b, int64_t from, int64_t delta)
 {
+	int change = p->n && delta && p->v[p->n - 1].end > from;
+	for (size_t k = 0; k < p->n && !change; k++)
+		change = p->v[k].start < b && p->v[k].end > a;
+	if (!change)
+		return 0;
 	struct dt_spans q = { 0 };
 	for (size_t k = 0; k < p->n; k++) {
 		int64_t s = p->v[k].start, e = p->v[k].end;
@@ -132,31 +156,14 @@ static int sp_edit(struct dt_spans *p, int64_t a, int64_t b, int64_t from, int64
 static int stage(struct dt_cowlat *c, int64_t bs, int64_t a, int64_t b)
 {
 	int64_t w = COW_WINDOW_BLOCKS * bs;
-	struct dt_spans st = { .v = c->v, .n = c->n, .cap = c->cap };
 	int rc = 0;
 	for (size_t k = 0; k < c->sh.n && !rc; k++) {
 		int64_t s = c->sh.v[k].start > a ? c->sh.v[k].start : a;
 		int64_t e = c->sh.v[k].end < b ? c->sh.v[k].end : b;
-		if (s >= e)
-			continue;
-		s -= s % w;
-		e = e % w ? dt_sat_add(e, w - e % w) : e;
-		rc = sp_add(&st, s, e);
+		if (s < e)
+			rc = sp_add(&c->st, s - s % w, up(e, w));
 	}
-	c->v = st.v;
-	c->n = st.n;
-	c->cap = st.cap;
 	return rc;
-}
-
-static void cut_from(struct dt_cowlat *c, int64_t a)
-{
-	size_t k = 0;
-	while (k < c->n && c->v[k].end <= a)
-		k++;
-	if (k < c->n && c->v[k].start < a)
-		c->v[k++].end = a;
-	c->n = k;
 }
 
 int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
@@ -164,7 +171,7 @@ int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
 {
 	if (len <= 0 || soff < 0 || doff < 0)
 		return 0;
-	int64_t l = len % bs ? dt_sat_add(len, bs - len % bs) : len;
+	int64_t l = up(len, bs);
 	dst->reflinked = src->reflinked = 1;
 	int rc = sp_add(&dst->sh, doff, dt_sat_add(doff, l));
 	return rc ? rc : sp_add(&src->sh, soff, dt_sat_add(soff, l));
@@ -177,7 +184,6 @@ int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 		return 0;
 	int64_t a = op->off < 0 ? 0 : op->off - op->off % bs;
 	int64_t end = op->len > 0 ? dt_sat_add(op->off, op->len) : op->off;
-	int64_t b = end % bs ? dt_sat_add(end, bs - end % bs) : end;
 	int rc;
 	switch (op->kind) {
 	case DT_PWRITE:
@@ -189,10 +195,10 @@ int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 	case DT_FMODE:
 		if (op->off < 0 || end <= op->off)
 			return 0;
-		if ((rc = stage(c, bs, a, b)))
+		if ((rc = stage(c, bs, a, up(end, bs))))
 			return rc;
 		/* copied on write or freed: no longer shared */
-		return op->kind == DT_FMODE ? 0 : sp_edit(&c->sh, a, b, INT64_MAX, 0);
+		return op->kind == DT_FMODE ? 0 : sp_edit(&c->sh, a, up(end, bs), INT64_MAX, 0);
 	case DT_TRUNCATE: {
 		int64_t m = old_size < op->off ? old_size : op->off;
 		if (m < 0)
@@ -200,9 +206,8 @@ int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 		if ((rc = stage(c, bs, m - m % bs, dt_sat_add(m - m % bs, bs))))
 			return rc;
 		if (new_size < old_size) {
-			int64_t e = new_size % bs ? dt_sat_add(new_size, bs - new_size % bs) : new_size;
-			cut_from(c, e);
-			return sp_edit(&c->sh, e, INT64_MAX, INT64_MAX, 0);
+			sp_cut_from(&c->st, up(new_size, bs));
+			sp_cut_from(&c->sh, up(new_size, bs));
 		}
 		return 0;
 	}
@@ -210,7 +215,7 @@ int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 	case DT_COLLAPSE:
 		if (new_size == old_size || op->off < 0 || op->len <= 0)
 			return 0;
-		cut_from(c, a >= bs ? a - bs : 0);
+		sp_cut_from(&c->st, a >= bs ? a - bs : 0);
 		if (op->kind == DT_INSERT)
 			return sp_edit(&c->sh, 0, 0, op->off, op->len);
 		return sp_edit(&c->sh, op->off, dt_sat_add(op->off, op->len),

@@ -185,8 +185,7 @@ struct dt_spans {
 	size_t n, cap;
 };
 struct dt_cowlat {
-	struct rm_span *v;	/* staging: sorted, disjoint (rm_lseek_ok_lat()) */
-	size_t n, cap;
+	struct dt_spans st;	/* staging (rm_lseek_ok_lat()'s spans) */
 	struct dt_spans sh;	/* ranges that may share blocks */
 	int reflinked;
 };

@@ -7,7 +7,8 @@
  * map is compared in whole blocks), the bytes the op touched or shifted
  * (pread() against the model: zeros in its holes and unwritten runs,
  * memcmp with rm_pread() in its data runs), and SEEK_DATA/SEEK_HOLE answers
- * with rm_lseek_ok_lat() (the latitude of XFS CoW staging: cowlat.c).  dt_full_check() checks a whole file: size, whole
+ * with rm_lseek_ok_lat() (XFS CoW staging latitude: cowlat.c).
+ * dt_full_check() checks a whole file: size, whole
  * map, every byte of the non-hole runs plus the edges of every hole.
  *
  * Cost per op is kept low on purpose (the campaign target is 1e6 ops in
@@ -923,7 +924,7 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
 		tr = dt_t_lseek(s, i, off, wh);
 		count(x, op->kind, tr);
-		if (!rm_lseek_ok_lat(m, off, wh, tr, s->cow[i].v, s->cow[i].n)) {
+		if (!rm_lseek_ok_lat(m, off, wh, tr, s->cow[i].st.v, s->cow[i].st.n)) {
 			int64_t e = rm_lseek(m, off, wh);
 			div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
 				" (%s); the model expects %" PRId64 " (%s) and does not allow that",

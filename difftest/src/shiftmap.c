@@ -206,12 +206,12 @@ ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8
 		rc = push(&m[i], 0, 0, 0);
 	for (size_t j = 0; j < n && !rc; j++) {
 		const struct dt_op *in = &ops[j];
-		int shift = shifted && shifted[j] && in->file < nfiles &&
-			    (in->kind == DT_INSERT || in->kind == DT_COLLAPSE);
 		if (in->file >= nfiles || (in->kind == DT_REFLINK && in->src >= nfiles)) {
 			rc = -EINVAL;
 			break;
 		}
+		int shift = shifted && shifted[j] &&
+			    (in->kind == DT_INSERT || in->kind == DT_COLLAPSE);
 		if (keep[j]) {
 			map_op(m, in, &out[k]);
 			if (shift)

@@ -369,17 +369,17 @@ static void test_cowlat(void **state)
 	struct dt_op w = { .kind = DT_PWRITE, .off = 5 * bs, .len = 100 };
 
 	assert_int_equal(dt_cowlat_op(&c, &w, bs, 0, 6 * bs), 0);
-	assert_int_equal(c.n, 0);	/* never reflinked: no staging */
+	assert_int_equal(c.st.n, 0);	/* never reflinked: no staging */
 	/* blocks [2W, 2W + 8) and [4W, 5W) shared */
 	assert_int_equal(dt_cowlat_reflink(&c, &src, bs, 0, 2 * W, 8 * bs), 0);
 	assert_int_equal(dt_cowlat_reflink(&c, &src, bs, W, 4 * W, W - 1), 0);
 	assert_true(src.reflinked && src.sh.n == 2 && src.sh.v[1].end == 2 * W);
 	assert_true(c.sh.n == 2 && c.sh.v[1].start == 4 * W && c.sh.v[1].end == 5 * W);
 	assert_int_equal(dt_cowlat_op(&c, &w, bs, 0, 6 * W), 0);
-	assert_int_equal(c.n, 0);	/* nothing shared there */
+	assert_int_equal(c.st.n, 0);	/* nothing shared there */
 	w.off = 2 * W + 3 * bs + 7;	/* a shared block: its window */
 	assert_int_equal(dt_cowlat_op(&c, &w, bs, 6 * W, 6 * W), 0);
-	assert_true(c.n == 1 && c.v[0].start == 2 * W && c.v[0].end == 3 * W);
+	assert_true(c.st.n == 1 && c.st.v[0].start == 2 * W && c.st.v[0].end == 3 * W);
 	/* written, so unshared: the shared range splits around block 3 */
 	assert_true(c.sh.n == 3 && c.sh.v[0].end == 2 * W + 3 * bs &&
 		    c.sh.v[1].start == 2 * W + 4 * bs);
@@ -387,9 +387,9 @@ static void test_cowlat(void **state)
 	 * W - 1 block; a refused one changes nothing */
 	struct dt_op sh = { .kind = DT_INSERT, .off = W, .len = 2 * bs };
 	assert_int_equal(dt_cowlat_op(&c, &sh, bs, 6 * W, 6 * W), 0);
-	assert_true(c.n == 1 && c.sh.v[0].start == 2 * W);
+	assert_true(c.st.n == 1 && c.sh.v[0].start == 2 * W);
 	assert_int_equal(dt_cowlat_op(&c, &sh, bs, 6 * W, 6 * W + 2 * bs), 0);
-	assert_int_equal(c.n, 0);
+	assert_int_equal(c.st.n, 0);
 	assert_true(c.sh.n == 3 && c.sh.v[0].start == 2 * W + 2 * bs &&
 		    c.sh.v[2].start == 4 * W + 2 * bs && c.sh.v[2].end == 5 * W + 2 * bs);
 	/* a collapse of [4W, 4W + 4 blocks): the last range loses its first
@@ -401,15 +401,15 @@ static void test_cowlat(void **state)
 	w.off = 2 * W;
 	w.len = 3 * W;
 	assert_int_equal(dt_cowlat_op(&c, &w, bs, 6 * W, 6 * W), 0);
-	assert_true(c.n == 2 && c.v[0].start == 2 * W && c.v[0].end == 3 * W &&
-		    c.v[1].start == 4 * W && c.v[1].end == 5 * W);
+	assert_true(c.st.n == 2 && c.st.v[0].start == 2 * W && c.st.v[0].end == 3 * W &&
+		    c.st.v[1].start == 4 * W && c.st.v[1].end == 5 * W);
 	/* truncate down into the first window: cut past the EOF block */
 	struct dt_op tr = { .kind = DT_TRUNCATE, .off = 2 * W + 10 };
 	assert_int_equal(dt_cowlat_op(&c, &tr, bs, 6 * W, 2 * W + 10), 0);
-	assert_true(c.n == 1 && c.v[0].end == 2 * W + bs && c.sh.n == 0);
+	assert_true(c.st.n == 1 && c.st.v[0].end == 2 * W + bs && c.sh.n == 0);
 	dt_cowlat_reset(&c);
 	dt_cowlat_reset(&src);
-	assert_true(c.n == 0 && !c.reflinked && !c.v && !c.sh.v);
+	assert_true(c.st.n == 0 && !c.reflinked && !c.st.v && !c.sh.v);
 }
 
 static void test_generator_deep_trees(void **state)
