@@ -198,6 +198,7 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	snprintf(r->name, sizeof(r->name), "%s", spec);
 	if (!t)
 		return -ENOMEM;
+	r->cpu = -1;
 	char tag[64];
 	snprintf(tag, sizeof(tag), "%s%d", c->shard_tag, (int)getpid());
 	if ((rc = dt_target_init(t, spec, tag, err, sizeof(err)))) {
@@ -209,6 +210,20 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	snprintf(r->fsname, sizeof(r->fsname), "%s", t->fsname);
 	snprintf(r->profile, sizeof(r->profile), "%s", rm_profile_name(t->mopts.profile));
 	snprintf(r->notes, sizeof(r->notes), "%s", t->probe_notes);
+	if (!c->no_pin) {
+		int cpu = dt_pin(c->pin_slot);
+		if (cpu >= 0) {
+			r->cpu = cpu;
+		} else {
+			/* a run that may migrate still runs; it may not replay */
+			size_t l = strlen(r->notes);
+			snprintf(r->notes + l, sizeof(r->notes) - l, "%snot pinned to a CPU (%s)",
+				 l ? "; " : "", dt_errname(cpu));
+			fprintf(stderr, "difftest: %s%s: cannot pin to a CPU (%s): the block layout, "
+				"and so this seed's divergences, may differ between runs\n",
+				c->prefix, spec, dt_errname(cpu));
+		}
+	}
 	r->blocksize = t->mopts.blocksize;
 	if (c->no_remount)
 		t->can_remount = 0;

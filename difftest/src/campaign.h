@@ -49,6 +49,7 @@ struct dt_tresult {
 	 * kernel, and its children (fsck, depth probes, mkfs).  Against
 	 * seconds this says whether the run was CPU-bound or waiting. */
 	double cpu_user, cpu_sys, cpu_children;
+	int cpu;		/* the CPU the run was pinned to; -1: not pinned */
 };
 
 /* Live progress of one target run in a child process (targets run at
@@ -73,6 +74,8 @@ struct dt_campaign {
 	char shard_tag[32];
 	char out[PATH_MAX];
 	int no_shrink, no_remount, quiet, tty, fiemap_nosync;
+	int no_pin;		/* --no-pin: let the scheduler move us (pin.c) */
+	int pin_slot;		/* this run's slot (pin.c): shard * targets + target */
 	char journal[PATH_MAX];	/* --journal DIR: each op logged before it runs */
 	uint64_t shrink_tests;
 	double shrink_seconds;

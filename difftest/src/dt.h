@@ -17,6 +17,7 @@
 #define DIFFTEST_DT_H
 
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -370,6 +371,11 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
  * ops written, or -ENOMEM / -EINVAL (a file index >= nfiles). */
 ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8_t *keep,
 		    size_t n, int nfiles, struct dt_op *out);
+/* pin.c: the (slot mod n)-th of the n CPUs in set, or -1 (empty set,
+ * slot < 0).  dt_pin(): binds the calling process to that CPU of its own
+ * affinity mask; returns the CPU, or -errno. */
+int dt_cpu_pick(const cpu_set_t *set, int slot);
+int dt_pin(int slot);
 /* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,

@@ -84,6 +84,9 @@ static void usage(FILE *f)
 "                         corruption is a divergence of kind fsck.  Tree depth (debugfs,\n"
 "                         xfs_db) is measured at remounts, of files with more extents\n"
 "                         than any measured before\n"
+"      --no-pin           let the scheduler move difftest between CPUs (default: each\n"
+"                         run, replay and shrink stays on one CPU, so that ext4's per-CPU\n"
+"                         block preallocation gives a seed the same layout every time)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -344,6 +347,7 @@ static int run_targets_parallel(struct dt_campaign *c, const char *const *target
 				if (ch[k].fd >= 0)
 					close(ch[k].fd);
 			c->live = &lv[i];
+			c->pin_slot = c->shard_i * n + i;
 			c->divs = NULL;
 			c->ndivs = 0;
 			struct dt_tresult *r = calloc(1, sizeof(*r));
@@ -475,7 +479,17 @@ static int load_log(const char *log, const char *tspec, struct dt_op **ops, size
 /* --crash-script LOG: print LOG as an xfs_io script that reports a kernel
  * oops/BUG/WARNING (the campaign shrinks mutant crashes with it: a crash
  * kills the guest, so no in-process oracle can judge a candidate). */
-static int do_crash_script(const char *log, const char *tspec, const struct dt_opts *run)
+/* A replay runs on one CPU like the campaign it replays (pin.c). */
+static void pin_replay(int no_pin)
+{
+	int cpu = no_pin ? 0 : dt_pin(0);
+	if (cpu < 0)
+		fprintf(stderr, "difftest: cannot pin to a CPU (%s): the block layout may differ "
+			"from the run that wrote the log\n", dt_errname(cpu));
+}
+
+static int do_crash_script(const char *log, const char *tspec, const struct dt_opts *run,
+			   int no_pin)
 {
 	struct dt_op *ops;
 	size_t n;
@@ -497,6 +511,7 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 		 * wrong answers may come before its crash); the kernel log is
 		 * the verdict, read by the caller */
 		uint64_t ndiv;
+		pin_replay(no_pin);
 		rc = dt_run_log_through(&t, nfiles, ops, n, run, &ndiv, err, sizeof(err));
 		printf("crash-replay %s: %zu ops, %" PRIu64 " divergences on the way%s%s\n", log, n,
 		       ndiv, rc < 0 ? ", stopped: " : "", rc < 0 ? err : "");
@@ -509,7 +524,7 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 }
 
 static int do_replay(const char *log, const char *tspec, const struct dt_opts *o,
-		     const char *out, int shrink)
+		     const char *out, int shrink, int no_pin)
 {
 	struct dt_op *ops;
 	size_t n, stop = 0;
@@ -530,6 +545,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		return 2;
 	}
 	struct dt_div d;
+	pin_replay(no_pin);
 	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
 	if (rc < 0 && !(shrink && rc == -EUCLEAN)) {
 		fprintf(stderr, "difftest: replay failed: %s\n", d.msg[0] ? d.msg : strerror(-rc));
@@ -614,6 +630,7 @@ int main(int argc, char **argv)
 		{ "journal", required_argument, NULL, 'W' },
 		{ "crash-script", required_argument, NULL, 'X' },
 		{ "crash-replay", required_argument, NULL, 'x' },
+		{ "no-pin", no_argument, NULL, 'I' },
 		{ 0 }
 	};
 	struct dt_campaign c;
@@ -747,6 +764,7 @@ int main(int argc, char **argv)
 		case 'B': quiet_bar = 1; break;
 		case 'Z': shrink = 1; break;
 		case 'Y': c.fiemap_nosync = 1; break;
+		case 'I': c.no_pin = 1; break;
 		case 'L': serial = 1; break;
 		case 'W':
 			if (strlen(optarg) >= sizeof(c.journal)) {
@@ -797,10 +815,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (crash_log)
-		return do_crash_script(crash_log, ntargets ? targets[0] : NULL, crash_run ? &c.o : NULL);
+		return do_crash_script(crash_log, ntargets ? targets[0] : NULL, crash_run ? &c.o : NULL,
+				       c.no_pin);
 	if (replay) {
 		int rc = do_replay(replay, ntargets ? targets[0] : NULL, &c.o,
-				   json || strcmp(c.out, "difftest-out") ? c.out : NULL, shrink);
+				   json || strcmp(c.out, "difftest-out") ? c.out : NULL, shrink, c.no_pin);
 		return rc == -1 ? exec_vm_wrapper(argv) : rc;
 	}
 	if (!ntargets) {
@@ -848,9 +867,11 @@ int main(int argc, char **argv)
 	if (ntargets > 1 && !serial) {
 		fatal = run_targets_parallel(&c, targets, ntargets, res);
 	} else {
-		for (int i = 0; i < ntargets; i++)
+		for (int i = 0; i < ntargets; i++) {
+			c.pin_slot = c.shard_i * ntargets + i;
 			if (dt_campaign_target(&c, targets[i], &res[i]))
 				fatal = 1;
+		}
 	}
 	for (int i = 0; i < ntargets; i++)
 		if (res[i].divergences)

@@ -113,10 +113,16 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			"\"data_check\": %.3f},\n      \"full_checks\": %" PRIu64
 			",\n      \"bytes_checked\": %" PRIu64, t->full_sec, t->map_sec, t->data_sec,
 			t->full_checks, t->bytes_checked);
+		/* the CPU the run was pinned to (pin.c); a list, so that
+		 * merged shards keep each one; [] = not pinned */
+		char cpu[16] = "";
+		if (t->cpu >= 0)
+			snprintf(cpu, sizeof(cpu), "%d", t->cpu);
 		fprintf(f, ",\n      \"fiemap_calls\": %" PRIu64 ", \"fiemap_extents\": %" PRIu64
 			",\n      \"cpu_seconds\": {\"user\": %.3f, \"sys\": %.3f, \"children\": %.3f}"
+			",\n      \"cpus\": [%s]"
 			",\n      \"seconds_per_file\": [", t->map_calls, t->map_extents,
-			t->cpu_user, t->cpu_sys, t->cpu_children);
+			t->cpu_user, t->cpu_sys, t->cpu_children, cpu);
 		for (int k = 0; k < DT_MAXFILES && k < c->nfiles; k++)
 			fprintf(f, "%s%.3f", k ? ", " : "", t->file_sec[k]);
 		fprintf(f, "]");

@@ -18,6 +18,7 @@
  * wait is bounded.
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -665,6 +666,41 @@ static void test_bad_input(void **state)
 	assert_int_equal(sh("%s --help >/dev/null", DIFFTEST_BIN), 0);
 }
 
+/* pin.c: slot k takes the (k mod n)-th allowed CPU; dt_pin() leaves the
+ * process on exactly that one */
+static void test_pin(void **state)
+{
+	(void)state;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	assert_int_equal(dt_cpu_pick(&set, 0), -1);
+	CPU_SET(1, &set);
+	CPU_SET(3, &set);
+	CPU_SET(6, &set);
+	assert_int_equal(dt_cpu_pick(&set, 0), 1);
+	assert_int_equal(dt_cpu_pick(&set, 1), 3);
+	assert_int_equal(dt_cpu_pick(&set, 2), 6);
+	assert_int_equal(dt_cpu_pick(&set, 4), 3);
+	assert_int_equal(dt_cpu_pick(&set, -1), -1);
+
+	/* in a child, so the test runner keeps its CPUs */
+	cpu_set_t mine;
+	assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	int slot = CPU_COUNT(&mine) > 1 ? 1 : 0, want = dt_cpu_pick(&mine, slot);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		cpu_set_t after;
+		int cpu = dt_pin(slot);
+		_exit(cpu == want && !sched_getaffinity(0, sizeof(after), &after) &&
+		      CPU_COUNT(&after) == 1 && CPU_ISSET(want, &after) ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* shards are disjoint and deterministic; -j merges their reports */
 static void test_shards_merge(void **state)
 {
@@ -678,6 +714,20 @@ static void test_shards_merge(void **state)
 	assert_non_null(j);
 	assert_non_null(strstr(j, "\"shard\": \"merged\""));
 	assert_int_equal(json_num(j, "ops"), 4000);
+	/* each shard ran pinned, shard k to the (k mod n)-th CPU we may use
+	 * (pin.c); the merged report lists both */
+	cpu_set_t set;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	char want[64];
+	snprintf(want, sizeof(want), "\"cpus\":[%d,%d]", dt_cpu_pick(&set, 0), dt_cpu_pick(&set, 1));
+	size_t w = 0;	/* the merged report is indented: compare without blanks */
+	for (size_t r = 0; j[r]; r++)
+		if (!strchr(" \n\t", j[r]))
+			j[w++] = j[r];
+	j[w] = 0;
+	if (!strstr(j, want))
+		fprintf(stderr, "merged report lacks %s\n", want);
+	assert_non_null(strstr(j, want));
 	free(j);
 	/* merge by hand of the two shard reports gives the same totals */
 	assert_int_equal(sh("%s --merge %s/shard-0/report.json %s/shard-1/report.json --json %s/m.json",
@@ -809,6 +859,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generator_deep_trees),
 		cmocka_unit_test(test_relocate_inverts_shifts),
 		cmocka_unit_test(test_cowlat),
+		cmocka_unit_test(test_pin),
 		cmocka_unit_test(test_fragmenter_cycle),
 		cmocka_unit_test(test_depth_parsers),
 		cmocka_unit_test(test_bad_input),
