@@ -167,7 +167,8 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 	char cj[2 * PATH_MAX + 256];
 	if (c->journal[0])
 		snprintf(cj, sizeof(cj), "%s/shrink-candidate-%s%s.log", c->journal, c->shard_tag, tn);
-	fprintf(stderr, "difftest: shrinking %zu ops (ddmin, fresh files per candidate)...\n", n);
+	fprintf(stderr, "difftest: shrinking %zu ops (ddmin, fresh files per candidate; in the "
+		"guest a file system made anew)...\n", n);
 	int rc = dt_shrink(t, nfiles, w, n, d->file, d->kind, &c->o, c->shrink_tests,
 			   c->shrink_seconds, c->journal[0] ? cj : NULL, &sr);
 	if (rc == 0) {
@@ -198,7 +199,11 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	snprintf(r->name, sizeof(r->name), "%s", spec);
 	if (!t)
 		return -ENOMEM;
+	/* pinned before the target's probe writes anything (pin.c) */
 	r->cpu = -1;
+	int pin = c->no_pin ? 0 : dt_pin(c->pin_slot);
+	if (pin >= 0 && !c->no_pin)
+		r->cpu = pin;
 	char tag[64];
 	snprintf(tag, sizeof(tag), "%s%d", c->shard_tag, (int)getpid());
 	if ((rc = dt_target_init(t, spec, tag, err, sizeof(err)))) {
@@ -210,19 +215,14 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	snprintf(r->fsname, sizeof(r->fsname), "%s", t->fsname);
 	snprintf(r->profile, sizeof(r->profile), "%s", rm_profile_name(t->mopts.profile));
 	snprintf(r->notes, sizeof(r->notes), "%s", t->probe_notes);
-	if (!c->no_pin) {
-		int cpu = dt_pin(c->pin_slot);
-		if (cpu >= 0) {
-			r->cpu = cpu;
-		} else {
-			/* a run that may migrate still runs; it may not replay */
-			size_t l = strlen(r->notes);
-			snprintf(r->notes + l, sizeof(r->notes) - l, "%snot pinned to a CPU (%s)",
-				 l ? "; " : "", dt_errname(cpu));
-			fprintf(stderr, "difftest: %s%s: cannot pin to a CPU (%s): the block layout, "
-				"and so this seed's divergences, may differ between runs\n",
-				c->prefix, spec, dt_errname(cpu));
-		}
+	if (pin < 0) {
+		/* a run that may migrate still runs; it may not replay */
+		size_t l = strlen(r->notes);
+		snprintf(r->notes + l, sizeof(r->notes) - l, "%snot pinned to a CPU (%s)",
+			 l ? "; " : "", dt_errname(pin));
+		fprintf(stderr, "difftest: %s%s: cannot pin to a CPU (%s): the block layout, "
+			"and so this seed's divergences, may differ between runs\n",
+			c->prefix, spec, dt_errname(pin));
 	}
 	r->blocksize = t->mopts.blocksize;
 	if (c->no_remount)
@@ -244,6 +244,20 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	if ((rc = dt_session_open(t, c->nfiles, &s, err, sizeof(err)))) {
 		fprintf(stderr, "difftest: %s\n", err);
 		snprintf(r->error, sizeof(r->error), "%s", err);
+		free(t);
+		return rc;
+	}
+	/* In the guest the run starts on a file system made anew, after the
+	 * probe's writes, exactly as every shrink candidate and replay does
+	 * (shrink.c, start_fresh()): the whole log then replays to the same
+	 * blocks (ext4, pinned), and ddmin's candidates start where it did. */
+	char fnote[512];
+	if ((rc = dt_t_fresh_fs(t, fnote, sizeof(fnote))) < 0) {
+		fprintf(stderr, "difftest: %s: cannot make the file system anew: %s\n", t->name,
+			fnote[0] ? fnote : strerror(-rc));
+		snprintf(r->error, sizeof(r->error), "cannot make the file system anew: %s",
+			 fnote[0] ? fnote : strerror(-rc));
+		dt_session_close(s);
 		free(t);
 		return rc;
 	}
