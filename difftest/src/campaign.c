@@ -201,8 +201,8 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 		return -ENOMEM;
 	/* pinned before the target's probe writes anything (pin.c) */
 	r->cpu = -1;
-	int pin = c->no_pin ? 0 : dt_pin(c->pin_slot);
-	if (pin >= 0 && !c->no_pin)
+	int pin = 0;
+	if (!c->no_pin && (pin = dt_pin(c->pin_slot)) >= 0)
 		r->cpu = pin;
 	char tag[64];
 	snprintf(tag, sizeof(tag), "%s%d", c->shard_tag, (int)getpid());
@@ -249,14 +249,11 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	}
 	/* In the guest the run starts on a file system made anew, after the
 	 * probe's writes, exactly as every shrink candidate and replay does
-	 * (shrink.c, start_fresh()): the whole log then replays to the same
-	 * blocks (ext4, pinned), and ddmin's candidates start where it did. */
-	char fnote[512];
-	if ((rc = dt_t_fresh_fs(t, fnote, sizeof(fnote))) < 0) {
-		fprintf(stderr, "difftest: %s: cannot make the file system anew: %s\n", t->name,
-			fnote[0] ? fnote : strerror(-rc));
-		snprintf(r->error, sizeof(r->error), "cannot make the file system anew: %s",
-			 fnote[0] ? fnote : strerror(-rc));
+	 * (dt_start_fresh()): the whole log then replays to the same blocks
+	 * (ext4, pinned), and ddmin's candidates start where it did. */
+	if ((rc = dt_start_fresh(t, err, sizeof(err))) < 0) {
+		fprintf(stderr, "difftest: %s: %s\n", t->name, err);
+		snprintf(r->error, sizeof(r->error), "%s", err);
 		dt_session_close(s);
 		free(t);
 		return rc;

@@ -364,6 +364,9 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, const char *journal,
 	      struct dt_shrink_res *r);
+/* In the guest, make t's scratch file system anew before a run of a log
+ * (dt_t_fresh_fs(); a no-op elsewhere): 0, or -errno with a message in err. */
+int dt_start_fresh(struct dt_target *t, char *err, size_t errn);
 /* shiftmap.c: the ops j of ops[0..n) with keep[j] set, into out, each
  * moved across the removed inserts/collapses before it (shifted[j]: op j
  * changed its file's size when the log ran; NULL: none did) so that it

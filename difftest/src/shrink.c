@@ -90,7 +90,7 @@ static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_
  * blocks than the run it came from: other extent merges, other leaf
  * boundaries.  Mutant 01's 10,831-op divergence "did not reproduce on fresh
  * files" even as a whole for that reason. */
-static int start_fresh(struct dt_target *t, char *err, size_t errn)
+int dt_start_fresh(struct dt_target *t, char *err, size_t errn)
 {
 	char note[512];
 	int rc = dt_t_fresh_fs(t, note, sizeof(note));
@@ -109,7 +109,7 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	int rc;
 
 	*ndiv = 0;
-	if ((rc = start_fresh(t, err, errn)) < 0 ||
+	if ((rc = dt_start_fresh(t, err, errn)) < 0 ||
 	    (rc = dt_session_open(t, nfiles, &s, err, errn)) < 0)
 		return rc;
 	if ((rc = dt_exec_init(&x, s, o)) < 0) {
@@ -136,7 +136,7 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	if ((rc = start_fresh(t, err, sizeof(err))) < 0 ||
+	if ((rc = dt_start_fresh(t, err, sizeof(err))) < 0 ||
 	    (rc = dt_session_open(t, nfiles, &s, err, sizeof(err))) < 0) {
 		snprintf(d->msg, sizeof(d->msg), "%s", err);
 		return rc;
