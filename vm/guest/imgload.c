@@ -14,12 +14,21 @@
  * All-zero 4 KiB blocks are skipped, because a fresh brd reads as zeros and a
  * page is allocated only when written.
  *
- * usage: rs-imgload MAP SRC DST
+ * usage: rs-imgload [-z] MAP SRC DST
  *   MAP  text file, one "OFFSET LENGTH" pair (bytes, decimal) per line
  *   SRC  the image (a virtio disk), DST the ram disk; DST must be as large
- * Exit 0 when every range was copied, 1 (with a message) otherwise.  DST is
- * only written inside the listed ranges, and not at all when MAP is bad.
+ *   -z   zero all of DST first (BLKZEROOUT; on a regular file, punch or
+ *        write zeros): for a ram disk that held a file system before, so
+ *        that it again holds exactly the image (difftest's fresh file
+ *        systems in the guest: about 10x faster than mkfs under TCG, and
+ *        the same bytes, UUID and journal every time)
+ * Exit 0 when every range was copied, 1 (with a message) otherwise.  Without
+ * -z DST is only written inside the listed ranges; it is not written at all
+ * when MAP is bad.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -81,10 +90,38 @@ static int copy_range(int s, int d, int64_t off, int64_t len, unsigned char *buf
 	return 0;
 }
 
+/* Zero [0, size) of d: BLKZEROOUT on a block device (brd has no discard
+ * in 6.1, so the block layer writes zero pages), else punch a regular
+ * file, else write zeros.  0 or -1. */
+static int zero_all(int d, int64_t size, unsigned char *buf)
+{
+	uint64_t r[2] = { 0, (uint64_t)size & ~(uint64_t)511 };
+
+	if (r[1] && ioctl(d, BLKZEROOUT, r) == 0 && r[1] == (uint64_t)size)
+		return 0;
+	if (fallocate(d, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, size) == 0)
+		return 0;
+	memset(buf, 0, CHUNK);
+	for (int64_t off = 0; off < size;) {
+		size_t n = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+		ssize_t w = pwrite(d, buf, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += w;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	int zero = argc > 1 && !strcmp(argv[1], "-z");
+
+	argc -= zero;
+	argv += zero;
 	if (argc != 4) {
-		fprintf(stderr, "usage: rs-imgload MAP SRC DST (MAP: \"OFFSET LENGTH\" lines)\n");
+		fprintf(stderr, "usage: rs-imgload [-z] MAP SRC DST (MAP: \"OFFSET LENGTH\" lines)\n");
 		return 1;
 	}
 	FILE *map = fopen(argv[1], "r");
@@ -137,6 +174,10 @@ int main(int argc, char **argv)
 	if (!rc && got != EOF) {
 		fprintf(stderr, "rs-imgload: %s line %d: expected \"OFFSET LENGTH\"\n", argv[1],
 			line + 1);
+		rc = 1;
+	}
+	if (!rc && zero && zero_all(d, dsz, buf)) {
+		fprintf(stderr, "rs-imgload: zeroing %s: %s\n", argv[3], strerror(errno));
 		rc = 1;
 	}
 	for (size_t i = 0; i < nr && !rc; i++) {

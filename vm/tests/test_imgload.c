@@ -2,7 +2,8 @@
  * test_imgload.c - rs-imgload (vm/guest/imgload.c), which loads the host-made
  * ext4/XFS images onto the guest's ram disks: the listed ranges arrive
  * byte-exact, nothing outside them is written, and a bad map or a too-small
- * destination is refused with a message before anything is written.
+ * destination is refused with a message before anything is written; with -z
+ * a used destination becomes exactly the image.
  * Regular files stand in for the block devices.
  */
 #include <fcntl.h>
@@ -24,7 +25,7 @@
 static char dir[] = "/tmp/test_imgload.XXXXXX";
 static char src[64], dst[64], map[64];
 
-static int run(const char *maptext, off_t dstsize)
+static int run_opt(const char *opt, const char *maptext, off_t dstsize)
 {
 	FILE *f = fopen(map, "w");
 	assert_non_null(f);
@@ -40,9 +41,15 @@ static int run(const char *maptext, off_t dstsize)
 	free(b);
 	close(fd);
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "%s %s %s %s >%s/out 2>&1", IMGLOAD_BIN, map, src, dst, dir);
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s %s >%s/out 2>&1", IMGLOAD_BIN, opt, map, src, dst,
+		 dir);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *maptext, off_t dstsize)
+{
+	return run_opt("", maptext, dstsize);
 }
 
 static unsigned char *slurp(const char *p, size_t n)
@@ -108,6 +115,27 @@ static void test_copies_listed_ranges(void **state)
 	free(d);
 }
 
+/* -z: a destination that held something else (0xee everywhere, like a ram
+ * disk after a difftest run) ends up byte for byte the image, all-zero
+ * blocks and unlisted ranges included (the map lists every non-zero byte) */
+static void test_zero_first_restores_image(void **state)
+{
+	(void)state;
+	char m[256];
+	snprintf(m, sizeof(m), "0 8192\n%d 8192\n%d 4096\n", 1 << 20, IMG - 4096);
+	assert_int_equal(run_opt("-z", m, IMG), 0);
+	unsigned char *s = slurp(src, IMG), *d = slurp(dst, IMG);
+	assert_memory_equal(d, s, IMG);
+	free(s);
+	free(d);
+	/* ... and a bad map with -z still changes nothing */
+	assert_int_equal(run_opt("-z", "0 4096\nfoo bar\n", IMG), 1);
+	d = slurp(dst, IMG);
+	for (int i = 0; i < IMG; i += 509)
+		assert_int_equal(d[i], 0xee);
+	free(d);
+}
+
 static void test_bad_input_changes_nothing(void **state)
 {
 	(void)state;
@@ -143,6 +171,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copies_listed_ranges),
+		cmocka_unit_test(test_zero_first_restores_image),
 		cmocka_unit_test(test_bad_input_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
