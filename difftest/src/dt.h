@@ -238,6 +238,10 @@ int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
 int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n);
+/* The pristine image of scratch device dev from DIFFTEST_PRISTINE
+ * ("DEV=MAP:IMAGE;...", set by vm/init): 1 with map and img (n bytes each)
+ * filled in, 0 when the variable lists no usable entry for dev. */
+int dt_pristine_for(const char *dev, char *map, char *img, size_t n);
 int64_t dt_t_size(struct dt_session *s, int i);
 int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence);
 /* FIEMAP of [start, start+len): all extents, appended to *ext (realloc'd);

@@ -685,9 +685,55 @@ static unsigned long mount_flags(const char *opts, char *data, size_t dn)
  * remount.  Only the guest's own scratch file systems qualify: named
  * targets ext4/xfs mounted at /mnt/NAME from /dev/vd* or /dev/ram* with
  * DIFFTEST_IN_GUEST=1 (vm/init sets it); never a dir: target.  Every file
- * of every session is dropped, the device made anew (mkfs.ext4 -b 4096 /
+ * of every session is dropped, the device made anew (the pristine image
+ * vm/init lists in DIFFTEST_PRISTINE restored, else mkfs.ext4 -b 4096 /
  * mkfs.xfs -b size=4096, as vm/run does) and mounted, and the files
  * created afresh.  0 done, 1 not applicable, -errno on failure. */
+/* The pristine image of scratch device dev, from DIFFTEST_PRISTINE
+ * ("DEV=MAP:IMAGE;..."; vm/init sets it to the images the guest booted
+ * with): 1 with map and img filled in, 0 when dev has none. */
+int dt_pristine_for(const char *dev, char *map, char *img, size_t n)
+{
+	const char *p = getenv("DIFFTEST_PRISTINE");
+	size_t dl = strlen(dev);
+
+	for (; p && *p; p += strcspn(p, ";"), p += *p == ';') {
+		const char *e = p + strcspn(p, ";"), *c;
+		if ((size_t)(e - p) <= dl + 1 || strncmp(p, dev, dl) || p[dl] != '=')
+			continue;
+		c = memchr(p + dl + 1, ':', (size_t)(e - p) - dl - 1);
+		if (!c || (size_t)(c - p - dl - 1) >= n || (size_t)(e - c - 1) >= n || c == p + dl + 1 ||
+		    c + 1 == e)
+			continue;
+		snprintf(map, n, "%.*s", (int)(c - p - dl - 1), p + dl + 1);
+		snprintf(img, n, "%.*s", (int)(e - c - 1), c + 1);
+		return 1;
+	}
+	return 0;
+}
+
+/* Make t's (unmounted) device anew: restore the pristine image when vm/init
+ * listed one (rs-imgload -z: zero the device, copy the image's data), else
+ * mkfs as vm/run does.  0 or the tool's exit status; what failed in note. */
+static int make_fs_anew(struct dt_target *t, int isx, char *note, size_t n)
+{
+	char map[PATH_MAX], img[PATH_MAX], out[4096];
+	int st;
+
+	if (dt_pristine_for(t->mnt_dev, map, img, sizeof(map))) {
+		char *load[] = { "rs-imgload", "-z", map, img, t->mnt_dev, NULL };
+		if (!(st = dt_run_tool(load, 300, out, sizeof(out))))
+			return 0;
+		/* fall through to mkfs: the device is zeroed or partly loaded */
+	}
+	char *ext4[] = { "mkfs.ext4", "-F", "-q", "-b", "4096", t->mnt_dev, NULL };
+	char *xfs[] = { "mkfs.xfs", "-f", "-q", "-b", "size=4096", t->mnt_dev, NULL };
+	if ((st = dt_run_tool(isx ? xfs : ext4, 300, out, sizeof(out))))
+		snprintf(note, n, "%s %s exited %d: %.200s", isx ? "mkfs.xfs" : "mkfs.ext4",
+			 t->mnt_dev, st, out);
+	return st;
+}
+
 /* Mount t's device on its mount point again with the options it had; the
  * data options mount(2) rejects (some /proc/mounts shows) are dropped on a
  * second try.  0 or -errno. */
@@ -716,18 +762,12 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 	for (struct dt_session *x = t->sessions; x; x = x->next)
 		for (int i = 0; i < x->nfiles; i++)
 			free_file(x, i);
-	char out[4096];
 	int rc = 0;
 	if (umount(t->mnt_dir)) {
 		rc = neg_errno();
 		snprintf(note, n, "umount %s: %s", t->mnt_dir, strerror(-rc));
 	} else {
-		char *ext4[] = { "mkfs.ext4", "-F", "-q", "-b", "4096", t->mnt_dev, NULL };
-		char *xfs[] = { "mkfs.xfs", "-f", "-q", "-b", "size=4096", t->mnt_dev, NULL };
-		int st = dt_run_tool(isx ? xfs : ext4, 300, out, sizeof(out));
-		if (st)
-			snprintf(note, n, "%s %s exited %d: %.200s", isx ? "mkfs.xfs" : "mkfs.ext4",
-				 t->mnt_dev, st, out);
+		int st = make_fs_anew(t, isx, note, n);
 		if ((rc = mount_again(t))) {
 			snprintf(note, n, "mount %s on %s after mkfs: %s", t->mnt_dev, t->mnt_dir,
 				 strerror(-rc));

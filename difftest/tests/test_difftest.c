@@ -686,6 +686,36 @@ static void test_bad_input(void **state)
 
 /* pin.c: slot k takes the (k mod n)-th allowed CPU; dt_pin() leaves the
  * process on exactly that one */
+/* DIFFTEST_PRISTINE parsing: the entry of exactly this device, no prefix
+ * matches (/dev/vda vs /dev/vda1), malformed entries skipped, too-long
+ * paths refused rather than cut. */
+static void test_pristine_for(void **state)
+{
+	(void)state;
+	char map[64], img[64];
+	const char *old = getenv("DIFFTEST_PRISTINE");
+	char *saved = old ? strdup(old) : NULL;
+
+	setenv("DIFFTEST_PRISTINE", "/dev/vda1=/x.map:/x.img;/dev/vda=:/no-map;"
+	       "/dev/vda=/run/ctl/ext4.map:/run/pristine/ext4.img;/dev/vdb=/m:/i", 1);
+	assert_int_equal(dt_pristine_for("/dev/vda", map, img, sizeof(map)), 1);
+	assert_string_equal(map, "/run/ctl/ext4.map");
+	assert_string_equal(img, "/run/pristine/ext4.img");
+	assert_int_equal(dt_pristine_for("/dev/vdb", map, img, sizeof(map)), 1);
+	assert_string_equal(map, "/m");
+	assert_string_equal(img, "/i");
+	assert_int_equal(dt_pristine_for("/dev/vd", map, img, sizeof(map)), 0);
+	assert_int_equal(dt_pristine_for("/dev/ram0", map, img, sizeof(map)), 0);
+	assert_int_equal(dt_pristine_for("/dev/vda", map, img, 8), 0);
+	setenv("DIFFTEST_PRISTINE", "/dev/ram0=/m", 1);	/* no image */
+	assert_int_equal(dt_pristine_for("/dev/ram0", map, img, sizeof(map)), 0);
+	unsetenv("DIFFTEST_PRISTINE");
+	assert_int_equal(dt_pristine_for("/dev/vda", map, img, sizeof(map)), 0);
+	if (saved)
+		setenv("DIFFTEST_PRISTINE", saved, 1);
+	free(saved);
+}
+
 static void test_pin(void **state)
 {
 	(void)state;
@@ -877,6 +907,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_generator_deep_trees),
 		cmocka_unit_test(test_relocate_inverts_shifts),
 		cmocka_unit_test(test_cowlat),
+		cmocka_unit_test(test_pristine_for),
 		cmocka_unit_test(test_pin),
 		cmocka_unit_test(test_fragmenter_cycle),
 		cmocka_unit_test(test_depth_parsers),
