@@ -21,8 +21,9 @@ case " $* " in
 	exec "$repo/difftest/difftest-vm" --help ;;
 esac
 
-bash "$repo/scripts/deps.sh"
 . "$repo/scripts/lib.sh"
+cache_lock
+bash "$repo/scripts/deps.sh"
 cmake_configure "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j"$(nproc)" >/dev/null
 

@@ -20,6 +20,7 @@ jobs=$(nproc)
 
 stage() { printf '\n==== %s ====\n' "$*"; }
 . scripts/lib.sh
+cache_lock
 
 stage "1/6 Debian packages"
 bash scripts/deps.sh
