@@ -412,6 +412,8 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	r->max_model_runs = x.max_model_runs;
 	r->enospc_resets = t->enospc_resets;
 	r->remount_fallbacks = t->remount_fallbacks;
+	r->fresh_restored = t->fresh_restored;
+	r->fresh_mkfs = t->fresh_mkfs;
 	r->syscalls = x.syscalls;
 	r->max_depth = t->max_depth;
 	r->max_btree = t->max_btree;

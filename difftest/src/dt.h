@@ -166,6 +166,9 @@ struct dt_target {
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
+	/* file systems made anew (dt_t_fresh_fs()): the boot image restored,
+	 * or mkfs (no DIFFTEST_PRISTINE entry, or the restore failed) */
+	uint64_t fresh_restored, fresh_mkfs;
 	/* on-disk checks while unmounted (depth.c, from dt_t_remount()) */
 	int fsck_now;			/* set by exec.c: fsck at this remount */
 	int fsck_timeout;		/* seconds; 0: 300 */

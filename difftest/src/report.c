@@ -64,6 +64,7 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			"      \"ops_per_sec\": %.1f,\n      \"shrink_seconds\": %.3f,\n      \"divergences\": %" PRIu64 ",\n"
 			"      \"enospc_resets\": %" PRIu64 ",\n      \"remount_fallbacks\": %" PRIu64 ",\n"
 			"      \"syscalls\": %" PRIu64 ",\n"
+			"      \"fresh_fs_restored\": %" PRIu64 ",\n      \"fresh_fs_mkfs\": %" PRIu64 ",\n"
 			"      \"max_extents\": %" PRId64 ",\n      \"max_model_runs\": %" PRId64 ",\n"
 			"      \"max_depth_estimated\": %d,\n      \"max_btree_format\": %d,\n"
 			"      \"max_depth\": %d,\n      \"depth_measurements\": %" PRIu64 ",\n"
@@ -73,7 +74,7 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
 			t->blocksize, t->ops, t->seconds,
 			t->seconds - t->shrink_seconds > 0 ? t->ops / (t->seconds - t->shrink_seconds) : 0.0,
 			t->shrink_seconds, t->divergences, t->enospc_resets, t->remount_fallbacks, t->syscalls,
-			t->max_extents, t->max_model_runs, isxfs ? xl : e4,
+			t->fresh_restored, t->fresh_mkfs, t->max_extents, t->max_model_runs, isxfs ? xl : e4,
 			t->depth_runs ? t->max_btree : isxfs ? btree : e4 > 0,
 			t->depth_runs ? t->max_depth : isxfs ? xl : e4, t->depth_runs, t->depth_seconds,
 			t->fsck_runs, t->fsck_errors, t->fsck_seconds, c->o.fsck_every);

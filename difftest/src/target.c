@@ -722,10 +722,18 @@ static int make_fs_anew(struct dt_target *t, int isx, char *note, size_t n)
 
 	if (dt_pristine_for(t->mnt_dev, map, img, sizeof(map))) {
 		char *load[] = { "rs-imgload", "-z", map, img, t->mnt_dev, NULL };
-		if (!(st = dt_run_tool(load, 300, out, sizeof(out))))
+		if (!(st = dt_run_tool(load, 300, out, sizeof(out)))) {
+			t->fresh_restored++;
 			return 0;
-		/* fall through to mkfs: the device is zeroed or partly loaded */
+		}
+		/* fall through to mkfs (the device is zeroed or partly
+		 * loaded); said once per target, counted in the report */
+		if (!t->fresh_mkfs)
+			fprintf(stderr, "difftest: %s: restoring the boot image of %s failed "
+				"(rs-imgload exited %d: %.200s); using mkfs\n", t->name,
+				t->mnt_dev, st, out);
 	}
+	t->fresh_mkfs++;
 	char *ext4[] = { "mkfs.ext4", "-F", "-q", "-b", "4096", t->mnt_dev, NULL };
 	char *xfs[] = { "mkfs.xfs", "-f", "-q", "-b", "size=4096", t->mnt_dev, NULL };
 	if ((st = dt_run_tool(isx ? xfs : ext4, 300, out, sizeof(out))))
