@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -678,35 +679,24 @@ static unsigned long mount_flags(const char *opts, char *data, size_t dn)
 	return fl;
 }
 
-/* A fresh file system for shrinking (campaign.c): a divergence can leave
- * corruption on disk (a mutant's extent past EXT_MAX_BLOCKS, an inode
- * xfs_repair rejects) that every shrink candidate would then meet, so the
- * divergence "does not reproduce on fresh files" or shrinks to a lone
- * remount.  Only the guest's own scratch file systems qualify: named
- * targets ext4/xfs mounted at /mnt/NAME from /dev/vd* or /dev/ram* with
- * DIFFTEST_IN_GUEST=1 (vm/init sets it); never a dir: target.  Every file
- * of every session is dropped, the device made anew (the pristine image
- * vm/init lists in DIFFTEST_PRISTINE restored, else mkfs.ext4 -b 4096 /
- * mkfs.xfs -b size=4096, as vm/run does) and mounted, and the files
- * created afresh.  0 done, 1 not applicable, -errno on failure. */
-/* The pristine image of scratch device dev, from DIFFTEST_PRISTINE
- * ("DEV=MAP:IMAGE;..."; vm/init sets it to the images the guest booted
- * with): 1 with map and img filled in, 0 when dev has none. */
+/* DIFFTEST_PRISTINE: entries "DEV=MAP:IMAGE" separated by ';' (dt.h). */
 int dt_pristine_for(const char *dev, char *map, char *img, size_t n)
 {
-	const char *p = getenv("DIFFTEST_PRISTINE");
 	size_t dl = strlen(dev);
 
-	for (; p && *p; p += strcspn(p, ";"), p += *p == ';') {
-		const char *e = p + strcspn(p, ";"), *c;
-		if ((size_t)(e - p) <= dl + 1 || strncmp(p, dev, dl) || p[dl] != '=')
+	for (const char *p = getenv("DIFFTEST_PRISTINE"); p && *p;
+	     p += strcspn(p, ";"), p += *p == ';') {
+		const char *m = p + dl + 1, *end = p + strcspn(p, ";"), *c;
+		if (end - p <= (ptrdiff_t)dl || strncmp(p, dev, dl) || p[dl] != '=' ||
+		    !(c = memchr(m, ':', (size_t)(end - m))))
 			continue;
-		c = memchr(p + dl + 1, ':', (size_t)(e - p) - dl - 1);
-		if (!c || (size_t)(c - p - dl - 1) >= n || (size_t)(e - c - 1) >= n || c == p + dl + 1 ||
-		    c + 1 == e)
+		size_t ml = (size_t)(c - m), il = (size_t)(end - c - 1);
+		if (!ml || !il || ml >= n || il >= n)
 			continue;
-		snprintf(map, n, "%.*s", (int)(c - p - dl - 1), p + dl + 1);
-		snprintf(img, n, "%.*s", (int)(e - c - 1), c + 1);
+		memcpy(map, m, ml);
+		map[ml] = 0;
+		memcpy(img, c + 1, il);
+		img[il] = 0;
 		return 1;
 	}
 	return 0;
@@ -756,6 +746,17 @@ static int mount_again(const struct dt_target *t)
 	return neg_errno();
 }
 
+/* A fresh file system for shrinking (campaign.c): a divergence can leave
+ * corruption on disk (a mutant's extent past EXT_MAX_BLOCKS, an inode
+ * xfs_repair rejects) that every shrink candidate would then meet, so the
+ * divergence "does not reproduce on fresh files" or shrinks to a lone
+ * remount.  Only the guest's own scratch file systems qualify: named
+ * targets ext4/xfs mounted at /mnt/NAME from /dev/vd* or /dev/ram* with
+ * DIFFTEST_IN_GUEST=1 (vm/init sets it); never a dir: target.  Every file
+ * of every session is dropped, the device made anew (the pristine image
+ * vm/init lists in DIFFTEST_PRISTINE restored, else mkfs.ext4 -b 4096 /
+ * mkfs.xfs -b size=4096, as vm/run does) and mounted, and the files
+ * created afresh.  0 done, 1 not applicable, -errno on failure. */
 int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 {
 	const char *g = getenv("DIFFTEST_IN_GUEST");
@@ -777,7 +778,7 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 	} else {
 		int st = make_fs_anew(t, isx, note, n);
 		if ((rc = mount_again(t))) {
-			snprintf(note, n, "mount %s on %s after mkfs: %s", t->mnt_dev, t->mnt_dir,
+			snprintf(note, n, "mount %s on %s after making it anew: %s", t->mnt_dev, t->mnt_dir,
 				 strerror(-rc));
 			return rc;
 		}
@@ -789,7 +790,7 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 			int e = new_file(x, i);
 			if (e && !rc) {
 				rc = e;
-				snprintf(note, n, "cannot create test file %d after mkfs: %s", i,
+				snprintf(note, n, "cannot create test file %d on the file system made anew: %s", i,
 					 strerror(-e));
 			}
 		}
