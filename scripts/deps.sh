@@ -4,14 +4,15 @@
 # Every entry point (scripts/test-all.sh, scripts/main.sh, vm/*) calls this, so
 # a fresh machine needs nothing installed by hand.  Groups: build (library,
 # CLI, tests), fuse (server and mount tests), kernel (building Linux 6.1 from
-# Debian's linux-source-6.1), vm (initramfs contents and QEMU).
+# Debian's linux-source-6.1), vm (initramfs contents and QEMU), fuzz (clang
+# and its libFuzzer runtime, for scripts/fuzz).
 set -euo pipefail
 
 usage() {
 	cat <<USAGE
 usage: scripts/deps.sh [GROUP...]
 Install missing Debian packages for GROUPs (default: all).
-Groups: build fuse kernel vm
+Groups: build fuse kernel vm fuzz
 Must run as root (apt-get).
 USAGE
 }
@@ -21,16 +22,17 @@ declare -A pkgs=(
 	[fuse]="libfuse3-dev fuse3 xfsprogs e2fsprogs"
 	[kernel]="linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"
+	[fuzz]="clang libclang-rt-14-dev"
 )
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(build fuse kernel vm)
+[ ${#groups[@]} -eq 0 ] && groups=(build fuse kernel vm fuzz)
 want=()
 for g in "${groups[@]}"; do
 	case "$g" in
 	-h|--help) usage; exit 0 ;;
-	build|fuse|kernel|vm) read -ra p <<<"${pkgs[$g]}"; want+=("${p[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (groups: build fuse kernel vm)" >&2; exit 2 ;;
+	build|fuse|kernel|vm|fuzz) read -ra p <<<"${pkgs[$g]}"; want+=("${p[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (groups: build fuse kernel vm fuzz)" >&2; exit 2 ;;
 	esac
 done
 

@@ -18,7 +18,7 @@ cmake_configure() {
 
 # cache_lock: one run per cache directory at a time.  Every checkout shares
 # $RANGESHIFT_CACHE/build: a second clone's cmake_configure wipes the first
-# one's build tree mid-run (session 7: a CI run failed in stage 2 so).  The
+# one's build tree mid-run (a CI run once failed in stage 2 so).  The
 # flock is held by a helper process, not by this shell: a descriptor of the
 # shell would be inherited by every child (ctest, QEMU, a FUSE daemon a test
 # leaves behind) and keep the lock after the run.  The helper lets go when
