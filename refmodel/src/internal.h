@@ -12,6 +12,13 @@
  * recursion (clone, check) is bounded by the treap depth, which is
  * O(log n) with overwhelming probability because the priorities never
  * depend on the input.
+ *
+ * Why several segments per node: a descent costs a cache miss per level
+ * once the tree outgrows the caches.  A node holding up to RM_CHUNK
+ * segments makes the tree RM_CHUNK-fold smaller and shallower (the fanout
+ * of a B-tree without its rebalancing), and a descent reads only the
+ * node's first cache line (links, sums, the node's own totals); the
+ * segments are read where an operation ends up.
  */
 #ifndef RANGESHIFT_REFMODEL_INTERNAL_H
 #define RANGESHIFT_REFMODEL_INTERNAL_H
@@ -45,16 +52,32 @@ struct seg {
 	uint8_t may;		/* RM_* mask; always includes the kind's state */
 };
 
-/* 64 bytes, allocated 64-byte aligned from per-file slabs: one cache line
- * per node visited on a descent. */
+/* Sums over a subtree: the augmentation.  tree.c computes it in one place
+ * (aug_compute()). */
+struct aug {
+	int64_t len;		/* bytes */
+	int64_t alloc;		/* bytes in UNWRITTEN/ZERO/DATA */
+	uint32_t segs;		/* segments */
+	uint32_t nodes;		/* tree nodes */
+};
+
+#define RM_CHUNK 8	/* segments per tree node */
+
+/* The iterator hands out segments as it.cur->s. */
+struct ent {
+	struct seg s;
+};
+
+/* 256 bytes, 64-byte aligned: the first cache line is all a descent reads
+ * (own_len and own_alloc cache the totals of e[0..n)). */
 struct node {
 	struct node *l, *r;
-	/* augmentation over the subtree */
-	int64_t sum_len;	/* bytes */
-	int64_t sum_alloc;	/* bytes in UNWRITTEN/ZERO/DATA */
-	struct seg s;
+	struct aug sum;		/* over the subtree */
+	int64_t own_len;	/* over this node's segments */
+	int64_t own_alloc;
 	uint32_t prio;
-	uint32_t cnt;		/* nodes */
+	uint32_t n;		/* segments in e[], 1..RM_CHUNK */
+	struct ent e[RM_CHUNK];
 };
 
 struct segvec {
@@ -124,13 +147,28 @@ struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *s
 int64_t tree_alloc_from(const struct node *t, int64_t off);
 int tree_clone(struct rm_file *dst, const struct node *t, struct node **out);
 void slabs_free(struct rm_file *f);
+/* tree shape for rm_stats: segments, nodes, height */
+size_t tree_segs(const struct node *t);
+size_t tree_nodes(const struct node *t);
+int tree_depth(const struct node *t);
+/* the last segment (NULL for an empty tree) */
+const struct seg *tree_last(const struct node *t);
+/* Check the tree's structure (heap order, node fill, the augmentation
+ * recomputed by the same function that maintains it) and hand every
+ * segment in order, with its offset, to seg_ok, which returns nonzero to
+ * stop.  Returns 0, or -EUCLEAN with msg written (unless seg_ok stopped
+ * it, which writes its own). */
+int tree_check(const struct node *t, int (*seg_ok)(void *ctx, const struct seg *s, int64_t pos),
+	       void *ctx, char *msg, size_t msglen);
 
-/* In-order iterator from an offset (read-only paths). */
+/* In-order iterator from an offset (read-only paths): it.cur->s is the
+ * current segment, it.cur_start its offset. */
 struct it {
 	const struct node **stk;
 	size_t n, cap;
 	const struct node *small[96];
-	const struct node *cur;
+	const struct node *node;	/* holds cur */
+	const struct ent *cur;
 	int64_t cur_start;
 	bool heap;
 };

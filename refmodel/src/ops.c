@@ -1159,13 +1159,11 @@ int64_t rm_map_end(const struct rm_file *f)
 	/* Trailing pure holes past EOF are trimmed and neighbours are merged,
 	 * so only the last node can be a pure hole: the map ends where it
 	 * starts, or at the end of the tree. */
-	const struct node *t = f->root;
-	if (!t)
+	const struct seg *last = tree_last(f->root);
+	if (!last)
 		return 0;
-	while (t->r)
-		t = t->r;
 	int64_t T = tree_len(f->root);
-	return seg_pure_hole(&t->s) ? T - t->s.len : T;
+	return seg_pure_hole(last) ? T - last->len : T;
 }
 
 /* ---------- hash / stats ---------- */
@@ -1201,23 +1199,18 @@ uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len)
 	return XXH3_64bits_digest(&st);
 }
 
-static int tree_depth(const struct node *t)
-{
-	return t ? 1 + max64(tree_depth(t->l), tree_depth(t->r)) : 0;
-}
-
 void rm_stats(const struct rm_file *f, struct rm_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->size = f->size;
-	st->alloc_bytes = f->root ? f->root->sum_alloc : 0;
+	st->alloc_bytes = tree_alloc_from(f->root, 0);
 	struct it it;
 	it_init(&it, f->root, 0);
 	for (; it_valid(&it); it_next(&it))
 		if (it.cur->s.kind == K_DATA)
 			st->data_bytes += it.cur->s.len;
 	it_done(&it);
-	st->nodes = f->root ? f->root->cnt : 0;
+	st->nodes = tree_segs(f->root);
 	st->depth = tree_depth(f->root);
 	st->fsyncs = f->fsyncs;
 	st->ops = f->ops;
@@ -1242,19 +1235,13 @@ static unsigned alloc_class(unsigned k)
 	return k == K_ZERO ? K_DATA : k;	/* written = one allocation class */
 }
 
-static void chk_node(struct chk *c, const struct node *n, int depth)
+/* The per-segment invariants, segment by segment in order (tree_check()
+ * checks the tree itself). */
+static int chk_seg(void *arg, const struct seg *s, int64_t pos)
 {
-	if (!n || c->bad)
-		return;
-	if (depth > 10000) {
-		FAIL(c, "tree depth runaway");
-		return;
-	}
-	if ((n->l && n->l->prio > n->prio) || (n->r && n->r->prio > n->prio))
-		FAIL(c, "heap order broken at %lld", (long long)c->pos);
-	chk_node(c, n->l, depth + 1);
-	const struct seg *s = &n->s;
+	struct chk *c = arg;
 	const struct rm_file *f = c->f;
+	c->pos = pos;
 	if (s->len <= 0)
 		FAIL(c, "empty segment at %lld", (long long)c->pos);
 	if (s->kind > K_DATA)
@@ -1287,13 +1274,7 @@ static void chk_node(struct chk *c, const struct node *n, int depth)
 	c->prev = *s;
 	c->have_prev = true;
 	c->pos += s->len;
-	chk_node(c, n->r, depth + 1);
-	/* augmentation recomputed */
-	int64_t len = s->len + tree_len(n->l) + tree_len(n->r);
-	int64_t al = (s->kind != K_HOLE ? s->len : 0) + (n->l ? n->l->sum_alloc : 0) + (n->r ? n->r->sum_alloc : 0);
-	size_t cnt = 1 + (n->l ? n->l->cnt : 0) + (n->r ? n->r->cnt : 0);
-	if (len != n->sum_len || al != n->sum_alloc || cnt != n->cnt)
-		FAIL(c, "stale augmentation at node ending %lld", (long long)c->pos);
+	return c->bad;
 }
 
 int rm_check(const struct rm_file *f, char *msg, size_t msglen)
@@ -1303,7 +1284,8 @@ int rm_check(const struct rm_file *f, char *msg, size_t msglen)
 		msg[0] = 0;
 	if (f->size < 0 || f->size > f->maxbytes)
 		FAIL(&c, "size %lld out of range", (long long)f->size);
-	chk_node(&c, f->root, 0);
+	if (!c.bad && tree_check(f->root, chk_seg, &c, msg, msglen))
+		c.bad = 1;
 	int64_t T = tree_len(f->root);
 	if (!c.bad && c.pos != T)
 		FAIL(&c, "lengths do not add up");

@@ -6,6 +6,15 @@
  * and an in-order iterator.  Everything here is mechanism; the Linux
  * semantics live in ops.c.
  *
+ * The augmentation (struct aug: bytes, allocated bytes, segments and nodes
+ * of a subtree) is defined once, by aug_compute(), the way Linux's
+ * augmented rbtrees derive theirs from one compute function
+ * (RB_DECLARE_CALLBACKS in include/linux/rbtree_augmented.h): every node
+ * whose children change is recomputed with it (split's spines, the rebuild
+ * of a range), merge adds whole trees' sums (the one shortcut: a node that
+ * gains a whole tree gains exactly its sums), and tree_check() recomputes
+ * every node with it and compares.
+ *
  * Range operations (rop_open/rop_close) are the one way mutating code
  * touches the tree: open splits out [a, b) in O(log n), flattens it into
  * f->vec (k segments), the caller edits the vector, and close coalesces it
@@ -15,9 +24,11 @@
  * a failed allocation leaves the file untouched.
  */
 #include "internal.h"
+#include "rm_vec.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,21 +48,72 @@ void v_drop_seg(struct seg *s)
 
 int64_t tree_len(const struct node *t)
 {
-	return t ? t->sum_len : 0;
+	return t ? t->sum.len : 0;
 }
 
-static inline size_t tcnt(const struct node *t) { return t ? t->cnt : 0; }
-static void node_put(struct rm_file *f, struct node *n);
+static inline size_t tcnt(const struct node *t) { return t ? t->sum.segs : 0; }
 
-static void upd(struct node *n)
+/* ---- the augmentation ---- */
+
+static const struct aug aug_none;
+
+static inline const struct aug *aug_of(const struct node *t)
 {
-	const struct node *l = n->l, *r = n->r;
-	int64_t len = n->s.len;
-	n->sum_len = len + (l ? l->sum_len : 0) + (r ? r->sum_len : 0);
-	n->sum_alloc = (n->s.kind != K_HOLE ? len : 0) +
-		       (l ? l->sum_alloc : 0) + (r ? r->sum_alloc : 0);
-	n->cnt = 1 + (l ? l->cnt : 0) + (r ? r->cnt : 0);
+	return t ? &t->sum : &aug_none;
 }
+
+static inline void aug_add(struct aug *a, const struct aug *b)
+{
+	a->len += b->len;
+	a->alloc += b->alloc;
+	a->segs += b->segs;
+	a->nodes += b->nodes;
+}
+
+static inline int64_t seg_alloc(const struct seg *s)
+{
+	return s->kind != K_HOLE ? s->len : 0;
+}
+
+/* The sums of t's subtree from its children's sums and its own segments'
+ * totals (own_len, own_alloc: set with the segments, by node_fill()). */
+static struct aug aug_compute(const struct node *t)
+{
+	struct aug a = *aug_of(t->l);
+	struct aug own = { t->own_len, t->own_alloc, t->n, 1 };
+	aug_add(&a, &own);
+	aug_add(&a, aug_of(t->r));
+	return a;
+}
+
+static inline void augment(struct node *t)
+{
+	t->sum = aug_compute(t);
+}
+
+/* The totals a node caches of its own segments. */
+static void own_totals(const struct node *t, int64_t *len, int64_t *alloc)
+{
+	int64_t l = 0, al = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		l += t->e[i].s.len;
+		al += seg_alloc(&t->e[i].s);
+	}
+	*len = l;
+	*alloc = al;
+}
+
+/* Give t the segments s[0..n) (1 <= n <= RM_CHUNK); the caller links t
+ * and augment()s it. */
+static void node_fill(struct node *t, const struct seg *s, size_t n)
+{
+	t->n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++)
+		t->e[i].s = s[i];
+	own_totals(t, &t->own_len, &t->own_alloc);
+}
+
+/* ---- nodes ---- */
 
 static uint32_t next_prio(struct rm_file *f)
 {
@@ -70,7 +132,7 @@ static struct node *node_get(struct rm_file *f)
 	/* callers reserved nodes in rop_open, so the list is never empty here */
 	f->freelist = n->l;
 	f->nfree--;
-	n->l = n->r = NULL;	/* the caller sets the segment and upd()s */
+	n->l = n->r = NULL;	/* the caller fills, links and augment()s it */
 	n->prio = next_prio(f);
 	return n;
 }
@@ -82,19 +144,23 @@ static void node_put(struct rm_file *f, struct node *n)
 	f->nfree++;
 }
 
-#define SLAB_NODES 255
+#define SLAB_NODES 63	/* + one header line: 16 KiB */
 
 static int reserve_nodes(struct rm_file *f, size_t want)
 {
 	while (f->nfree < want) {
-		/* one header line (next-slab pointer) + SLAB_NODES nodes */
-		char *slab = aligned_alloc(64, 64 * (SLAB_NODES + 1));
+		/* one header line (next-slab pointer) + the nodes; a clone
+		 * asks for all its nodes at once */
+		size_t k = want - f->nfree > SLAB_NODES ? want - f->nfree : SLAB_NODES;
+		if (k > (SIZE_MAX - 64) / sizeof(struct node))
+			return -ENOMEM;
+		char *slab = aligned_alloc(64, 64 + k * sizeof(struct node));
 		if (!slab)
 			return -ENOMEM;
 		*(void **)slab = f->slabs;
 		f->slabs = slab;
-		for (size_t i = SLAB_NODES; i >= 1; i--)
-			node_put(f, (struct node *)(slab + 64 * i));
+		for (size_t i = k; i-- > 0;)
+			node_put(f, (struct node *)(slab + 64 + i * sizeof(struct node)));
 	}
 	return 0;
 }
@@ -112,27 +178,9 @@ void slabs_free(struct rm_file *f)
 
 static int reserve_vec(struct rm_file *f, size_t want)
 {
-	if (f->vec.cap < want) {
-		size_t cap = f->vec.cap ? f->vec.cap : 16;
-		while (cap < want)
-			cap *= 2;
-		struct seg *v = realloc(f->vec.v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->vec.v = v;
-		f->vec.cap = cap;
-	}
-	if (f->stkcap < want) {
-		size_t cap = f->stkcap ? f->stkcap : 16;
-		while (cap < want)
-			cap *= 2;
-		struct node **s = realloc(f->stk, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		f->stk = s;
-		f->stkcap = cap;
-	}
-	return 0;
+	int err = RM_VEC_RESERVE(&f->vec.v, &f->vec.cap, want, 16);
+	/* the rebuild stacks at most one node per segment */
+	return err ? err : RM_VEC_RESERVE(&f->stk, &f->stkcap, want, 16);
 }
 
 void tree_free(struct rm_file *f, struct node *t)
@@ -147,7 +195,8 @@ void tree_free(struct rm_file *f, struct node *t)
 			t = l;
 		} else {
 			struct node *r = t->r;
-			v_drop_seg(&t->s);
+			for (uint32_t i = 0; i < t->n; i++)
+				v_drop_seg(&t->e[i].s);
 			if (f)
 				node_put(f, t);
 			t = r;
@@ -157,23 +206,19 @@ void tree_free(struct rm_file *f, struct node *t)
 
 /* Top-down and iterative: at each step the winning root keeps its side
  * and the whole other tree ends up below it, so its sums grow by that
- * tree's totals (read from a root not yet modified) -- one pass down the
+ * tree's sums (read from a root not yet modified) -- one pass down the
  * merge path, no recursion and no pass back up. */
 static struct node *merge(struct node *a, struct node *b)
 {
 	struct node *root = NULL, **link = &root;
 	while (a && b) {
 		if (a->prio > b->prio) {
-			a->sum_len += b->sum_len;
-			a->sum_alloc += b->sum_alloc;
-			a->cnt += b->cnt;
+			aug_add(&a->sum, &b->sum);
 			*link = a;
 			link = &a->r;
 			a = a->r;
 		} else {
-			b->sum_len += a->sum_len;
-			b->sum_alloc += a->sum_alloc;
-			b->cnt += a->cnt;
+			aug_add(&b->sum, &a->sum);
 			*link = b;
 			link = &b->l;
 			b = b->l;
@@ -183,168 +228,97 @@ static struct node *merge(struct node *a, struct node *b)
 	return root;
 }
 
-/* Prefix sums of the in-order sequence up to some node boundary. */
-struct psum {
-	int64_t len, alloc;
-	uint32_t cnt;
+/* A path of nodes that split3 detaches, top-down, into one new tree: each
+ * node keeps one subtree (the left one on a spine that grows to the
+ * right) and its other link will point to the next node of the spine.
+ * Until the spine is closed that link points back up, so closing it can
+ * walk it bottom-up, set the links and recompute each node with
+ * aug_compute() once its new child is final: no stack, no depth limit. */
+struct spine {
+	struct node *last;	/* deepest node so far */
+	bool right;		/* grows through ->r (keeps ->l) */
 };
 
-static inline void ps_add_node(struct psum *p, const struct node *t)
+/* Put t on the spine; returns the subtree the descent continues in (the
+ * one t gives up).  *p is the offset where t's subtree starts, and moves
+ * past t and its left subtree when the descent goes right. */
+static struct node *spine_take(struct spine *sp, struct node *t, int64_t *p)
 {
-	p->len += t->sum_len;
-	p->alloc += t->sum_alloc;
-	p->cnt += t->cnt;
+	struct node *next;
+	if (sp->right) {
+		*p += tree_len(t->l) + t->own_len;
+		next = t->r;
+		t->r = sp->last;
+	} else {
+		next = t->l;
+		t->l = sp->last;
+	}
+	sp->last = t;
+	return next;
 }
-static inline void ps_add_seg(struct psum *p, const struct node *t)
+
+/* Link the spine bottom-up, augmenting each node; returns its top. */
+static struct node *spine_close(struct spine *sp)
 {
-	p->len += t->s.len;
-	p->alloc += t->s.kind != K_HOLE ? t->s.len : 0;
-	p->cnt += 1;
-}
-/* t's sums := q - p, or t's sums += p */
-static inline void sums_set_diff(struct node *t, const struct psum *q, const struct psum *p)
-{
-	t->sum_len = q->len - p->len;
-	t->sum_alloc = q->alloc - p->alloc;
-	t->cnt = q->cnt - p->cnt;
-}
-static inline void sums_add(struct node *t, const struct psum *p)
-{
-	t->sum_len += p->len;
-	t->sum_alloc += p->alloc;
-	t->cnt += p->cnt;
-}
-static inline void sums_sub_ps(struct node *t, const struct psum *p)
-{
-	t->sum_len -= p->len;
-	t->sum_alloc -= p->alloc;
-	t->cnt -= p->cnt;
+	struct node *child = NULL, *u = sp->last;
+	while (u) {
+		struct node **link = sp->right ? &u->r : &u->l;
+		struct node *up = *link;
+		*link = child;
+		augment(u);
+		child = u;
+		u = up;
+	}
+	return child;
 }
 
 /* Node-boundary split of the whole tree t (no node is cut): nodes ending
  * before a go to *l, nodes starting after b to *r, the rest (the nodes
  * overlapping [a, b] plus the neighbours at a-1 and b) to *m.
  *
- * Iterative, one pass down plus one pass over the new spines, and it
- * loads no node off the search path.  Each node whose links change ends
- * up owning a contiguous in-order run [lo, hi) of the old sequence, so its
- * new sums are P(hi) - P(lo) for the prefix sums P.  Going down, P at the
- * current subtree's start is known (it grows by a left subtree and a
- * segment at each step right), and so is P at a node's subtree end (P at
- * its start plus its old sums); the two cut points xl (start of the first
- * *m node) and xr (end of the last) are known only at the bottom.  So the
- * descent stores the part it knows in the node (-P(lo) or P(hi)) and the
- * second pass, which walks exactly the changed nodes as the spines they
- * now form (the right spine of *l, the left spine of *r, the left spine
- * of the *m root's left child, the right spine of its right child), adds
- * the rest.  No stack, so no depth limit. */
+ * One pass down, loading no node off the search path, then one pass back
+ * up each of the four spines the changed nodes form: the right spine of
+ * *l, the left spine of *r, and under the *m root the left spine of its
+ * new left child and the right spine of its new right child. */
 static void split3(struct node *t, int64_t a, int64_t b,
 		   struct node **l, struct node **m, struct node **r)
 {
-	struct psum p = { 0, 0, 0 };	/* P at the start of t's subtree */
-	struct node **lp = l, **rp = r;
-	*m = NULL;
+	struct spine L = { NULL, true }, R = { NULL, false };
+	int64_t p = 0;	/* offset of the start of t's subtree */
 	while (t) {
-		const struct node *tl = t->l;
-		int64_t start = p.len + (tl ? tl->sum_len : 0);
-		int64_t end = start + t->s.len;
-		if (end < a) {
-			/* t and its left subtree go left: run [P(start of
-			 * subtree), xl) */
-			struct psum lo = p;
-			if (tl)
-				ps_add_node(&p, tl);
-			ps_add_seg(&p, t);
-			t->sum_len = -lo.len;
-			t->sum_alloc = -lo.alloc;
-			t->cnt = -lo.cnt;
-			*lp = t;
-			lp = &t->r;
-			t = t->r;
-		} else if (start > b) {
-			/* t and its right subtree go right: [xr, P(end)) */
-			sums_add(t, &p);
-			*rp = t;
-			rp = &t->l;
-			t = t->l;
-		} else {
+		/* the next node is t->l, whose sums are read now, or t->r:
+		 * have both lines on the way at once */
+		__builtin_prefetch(t->r);
+		int64_t start = p + tree_len(t->l);
+		if (start + t->own_len < a)
+			t = spine_take(&L, t, &p);	/* t and its left subtree */
+		else if (start > b)
+			t = spine_take(&R, t, &p);	/* t and its right subtree */
+		else
 			break;
-		}
 	}
-	struct psum xl = p, xr = p;
+	*m = t;
 	if (t) {
 		/* t is the root of *m: split its left subtree by "ends before
 		 * a" and its right one by "starts after b" */
-		*m = t;
-		struct psum q = p;	/* P at the end of t's segment */
-		if (t->l)
-			ps_add_node(&q, t->l);
-		ps_add_seg(&q, t);
-		struct node **mp = &t->l, *u = t->l;
-		while (u) {
-			int64_t ul = u->l ? u->l->sum_len : 0;
-			if (p.len + ul + u->s.len < a) {
-				struct psum lo = p;
-				if (u->l)
-					ps_add_node(&p, u->l);
-				ps_add_seg(&p, u);
-				u->sum_len = -lo.len;
-				u->sum_alloc = -lo.alloc;
-				u->cnt = -lo.cnt;
-				*lp = u;
-				lp = &u->r;
-				u = u->r;
-			} else {
-				/* stays in *m: [xl, P(end of subtree)) */
-				sums_add(u, &p);
-				*mp = u;
-				mp = &u->l;
-				u = u->l;
-			}
-		}
-		*mp = NULL;
-		xl = p;
-		mp = &t->r;
+		struct spine ML = { NULL, false }, MR = { NULL, true };
+		int64_t q = p + tree_len(t->l) + t->own_len;	/* end of t's segments */
+		struct node *u = t->l;
+		while (u)
+			u = spine_take(p + tree_len(u->l) + u->own_len < a ? &L : &ML, u, &p);
 		u = t->r;
-		while (u) {
-			int64_t ul = u->l ? u->l->sum_len : 0;
-			if (q.len + ul <= b) {
-				/* stays in *m: [P(start of subtree), xr) */
-				struct psum lo = q;
-				if (u->l)
-					ps_add_node(&q, u->l);
-				ps_add_seg(&q, u);
-				u->sum_len = -lo.len;
-				u->sum_alloc = -lo.alloc;
-				u->cnt = -lo.cnt;
-				*mp = u;
-				mp = &u->r;
-				u = u->r;
-			} else {
-				sums_add(u, &q);
-				*rp = u;
-				rp = &u->l;
-				u = u->l;
-			}
-		}
-		*mp = NULL;
-		xr = q;
-		sums_set_diff(t, &xr, &xl);
-		for (u = t->l; u; u = u->l)
-			sums_sub_ps(u, &xl);
-		for (u = t->r; u; u = u->r)
-			sums_add(u, &xr);
+		while (u)
+			u = spine_take(q + tree_len(u->l) <= b ? &MR : &R, u, &q);
+		t->l = spine_close(&ML);
+		t->r = spine_close(&MR);
+		augment(t);
 	}
-	*lp = NULL;
-	*rp = NULL;
-	for (struct node *u = *l; u; u = u->r)
-		sums_add(u, &xl);
-	for (struct node *u = *r; u; u = u->l)
-		sums_sub_ps(u, &xr);
+	*l = spine_close(&L);
+	*r = spine_close(&R);
 }
 
 /* Copy t's segments in order to dst and free its nodes; returns how many
- * (t->cnt). */
+ * (t's sum.segs). */
 static size_t flatten_to(struct rm_file *f, struct node *t, struct seg *dst)
 {
 	size_t n = 0;
@@ -357,7 +331,8 @@ static size_t flatten_to(struct rm_file *f, struct node *t, struct seg *dst)
 			t = l;
 		} else {
 			struct node *r = t->r;
-			dst[n++] = t->s;
+			for (uint32_t i = 0; i < t->n; i++)
+				dst[n++] = t->e[i].s;
 			node_put(f, t);
 			t = r;
 		}
@@ -383,7 +358,8 @@ int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x)
 {
 	int64_t T = tree_len(f->root);
 	/* room for the padding hole and the caller's cuts and inserted
-	 * segments (each operation makes fewer than 24 cuts) */
+	 * segments (each operation makes fewer than 24 cuts; the rebuild
+	 * needs no more nodes than that beyond the ones it flattens) */
 	int err = reserve_nodes(f, 40);
 	if (err)
 		return err;
@@ -476,14 +452,12 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 	int err;
 	if (a < x->a) {
 		int64_t old = x->a;
-		/* base >= a: the vector must also hold the node before a,
-		 * or an edit at a could make the first segment equal to
-		 * L's last node */
+		/* base >= a: the vector must also hold the segment before
+		 * a, or an edit at a could make the first segment equal to
+		 * L's last one */
 		while (x->base >= a && v->n && v->v[0].kind == k && x->L) {
-			const struct node *t = x->L;
-			while (t->r)
-				t = t->r;
-			if (t->s.kind != k)
+			const struct seg *last = tree_last(x->L);
+			if (last->kind != k)
 				break;
 			/* pulls exactly the nodes ending at or after base - 1 */
 			err = rop_extend(f, x, x->base - 1, x->b);
@@ -504,9 +478,9 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 			const struct node *t = x->R;
 			while (t->l)
 				t = t->l;
-			if (t->s.kind != k)
+			if (t->e[0].s.kind != k)
 				break;
-			int64_t len = t->s.len;	/* t is freed below */
+			int64_t len = t->own_len;	/* t is freed below */
 			/* pulls the nodes of R starting at e (its first) */
 			err = rop_extend(f, x, x->a, e);
 			if (err)
@@ -587,28 +561,30 @@ void rop_close(struct rm_file *f, struct rop *x)
 				v->v[v->n++] = h;
 		}
 	}
-	/* build a treap from the in-order vector in O(k): Cartesian tree by
-	 * priority, right spine kept in f->stk */
-	size_t sp = 0;
-	for (size_t i = 0; i < v->n; i++) {
+	/* pack the vector into ceil(k / RM_CHUNK) nodes as evenly as it goes
+	 * and build a treap of them in O(k): Cartesian tree by priority,
+	 * right spine kept in f->stk */
+	size_t k = v->n, nn = (k + RM_CHUNK - 1) / RM_CHUNK, sp = 0, i = 0;
+	for (size_t c = 0; c < nn; c++) {
+		size_t take = (k - i + (nn - c) - 1) / (nn - c);
 		struct node *n = node_get(f);
-		n->s = v->v[i];
+		node_fill(n, v->v + i, take);
+		i += take;
 		struct node *last = NULL;
 		while (sp && f->stk[sp - 1]->prio < n->prio) {
 			last = f->stk[--sp];
-			upd(last);
+			augment(last);
 		}
 		n->l = last;
 		if (sp)
 			f->stk[sp - 1]->r = n;
 		f->stk[sp++] = n;
 	}
-	while (sp > 1) {
-		upd(f->stk[--sp]);
-	}
+	while (sp > 1)
+		augment(f->stk[--sp]);
 	struct node *m = NULL;
 	if (sp) {
-		upd(f->stk[0]);
+		augment(f->stk[0]);
 		m = f->stk[0];
 	}
 	v->n = 0;
@@ -675,27 +651,33 @@ struct seg *v_at(struct rm_file *f, const struct rop *x, int64_t pos, int64_t *s
 int64_t tree_alloc_from(const struct node *t, int64_t off)
 {
 	if (off <= 0)	/* the whole tree: its root's augmentation */
-		return t ? t->sum_alloc : 0;
+		return aug_of(t)->alloc;
 	int64_t sum = 0;
 	while (t) {
-		int64_t ll = t->l ? t->l->sum_len : 0;
+		int64_t ll = tree_len(t->l);
 		if (off < ll) {
-			sum += (t->s.kind != K_HOLE ? t->s.len : 0) + (t->r ? t->r->sum_alloc : 0);
+			sum += t->own_alloc + aug_of(t->r)->alloc;
 			t = t->l;
-		} else if (off < ll + t->s.len) {
-			if (t->s.kind != K_HOLE)
-				sum += ll + t->s.len - off;
-			sum += t->r ? t->r->sum_alloc : 0;
+		} else if (off < ll + t->own_len) {
+			/* the node holding off: its segments from off on */
+			int64_t p = ll;
+			for (uint32_t i = 0; i < t->n; i++) {
+				int64_t e = p + t->e[i].s.len;
+				if (t->e[i].s.kind != K_HOLE && e > off)
+					sum += e - (p > off ? p : off);
+				p = e;
+			}
+			sum += aug_of(t->r)->alloc;
 			break;
 		} else {
-			off -= ll + t->s.len;
+			off -= ll + t->own_len;
 			t = t->r;
 		}
 	}
 	return sum;
 }
 
-/* Copy a tree into dst's slabs (dst has reserved t->cnt nodes). */
+/* Copy a tree into dst's slabs (dst has reserved its nodes). */
 static struct node *clone_rec(struct rm_file *dst, const struct node *t)
 {
 	if (!t)
@@ -704,8 +686,9 @@ static struct node *clone_rec(struct rm_file *dst, const struct node *t)
 	dst->freelist = n->l;
 	dst->nfree--;
 	*n = *t;
-	if (n->s.kind == K_DATA)
-		n->s.buf->refs++;
+	for (uint32_t i = 0; i < n->n; i++)
+		if (n->e[i].s.kind == K_DATA)
+			n->e[i].s.buf->refs++;
 	n->l = clone_rec(dst, t->l);
 	n->r = clone_rec(dst, t->r);
 	return n;
@@ -713,11 +696,87 @@ static struct node *clone_rec(struct rm_file *dst, const struct node *t)
 
 int tree_clone(struct rm_file *dst, const struct node *t, struct node **out)
 {
-	int err = reserve_nodes(dst, t ? t->cnt : 0);
+	int err = reserve_nodes(dst, tree_nodes(t));
 	if (err)
 		return err;
 	*out = clone_rec(dst, t);
 	return 0;
+}
+
+size_t tree_segs(const struct node *t) { return aug_of(t)->segs; }
+size_t tree_nodes(const struct node *t) { return aug_of(t)->nodes; }
+
+int tree_depth(const struct node *t)
+{
+	if (!t)
+		return 0;
+	int l = tree_depth(t->l), r = tree_depth(t->r);
+	return 1 + (l > r ? l : r);
+}
+
+const struct seg *tree_last(const struct node *t)
+{
+	if (!t)
+		return NULL;
+	while (t->r)
+		t = t->r;
+	return &t->e[t->n - 1].s;
+}
+
+/* ---- integrity check ---- */
+
+struct tchk {
+	int (*seg_ok)(void *ctx, const struct seg *s, int64_t pos);
+	void *ctx;
+	char *msg;
+	size_t msglen;
+	int64_t pos;
+	int bad;	/* 1: tree_check failed, 2: seg_ok stopped it */
+};
+
+#define TFAIL(c, ...) do { if ((c)->msg && (c)->msglen) snprintf((c)->msg, (c)->msglen, __VA_ARGS__); (c)->bad = 1; } while (0)
+
+static void chk_rec(struct tchk *c, const struct node *t, int depth)
+{
+	if (!t || c->bad)
+		return;
+	if (depth > 10000) {
+		TFAIL(c, "tree depth runaway");
+		return;
+	}
+	if ((t->l && t->l->prio > t->prio) || (t->r && t->r->prio > t->prio)) {
+		TFAIL(c, "heap order broken at %lld", (long long)c->pos);
+		return;
+	}
+	if (t->n < 1 || t->n > RM_CHUNK) {
+		TFAIL(c, "node with %u segments at %lld", t->n, (long long)c->pos);
+		return;
+	}
+	chk_rec(c, t->l, depth + 1);
+	for (uint32_t i = 0; i < t->n && !c->bad; i++) {
+		if (c->seg_ok(c->ctx, &t->e[i].s, c->pos))
+			c->bad = 2;
+		c->pos += t->e[i].s.len;
+	}
+	chk_rec(c, t->r, depth + 1);
+	if (c->bad)
+		return;
+	/* the augmentation recomputed with the functions that maintain it */
+	int64_t len, alloc;
+	own_totals(t, &len, &alloc);
+	struct aug a = aug_compute(t);
+	if (len != t->own_len || alloc != t->own_alloc)
+		TFAIL(c, "stale node totals at node ending %lld", (long long)c->pos);
+	else if (memcmp(&a, &t->sum, sizeof(a)))
+		TFAIL(c, "stale augmentation at node ending %lld", (long long)c->pos);
+}
+
+int tree_check(const struct node *t, int (*seg_ok)(void *ctx, const struct seg *s, int64_t pos),
+	       void *ctx, char *msg, size_t msglen)
+{
+	struct tchk c = { seg_ok, ctx, msg, msglen, 0, 0 };
+	chk_rec(&c, t, 0);
+	return c.bad ? -EUCLEAN : 0;
 }
 
 /* ---- iterator ---- */
@@ -725,13 +784,13 @@ int tree_clone(struct rm_file *dst, const struct node *t, struct node **out)
 static bool it_push(struct it *it, const struct node *n)
 {
 	if (it->n == it->cap) {
-		size_t cap = it->cap * 2;
-		const struct node **s = malloc(cap * sizeof(*s));
-		if (!s)
+		/* from the inline array to the heap on the first overflow */
+		const struct node **s = it->heap ? it->stk : NULL;
+		size_t cap = it->heap ? it->cap : 0;
+		if (RM_VEC_RESERVE(&s, &cap, it->n + 1, 2 * it->cap))
 			return false;
-		memcpy(s, it->stk, it->n * sizeof(*s));
-		if (it->heap)
-			free(it->stk);
+		if (!it->heap)
+			memcpy(s, it->stk, it->n * sizeof(*s));
 		it->stk = s;
 		it->cap = cap;
 		it->heap = true;
@@ -740,32 +799,38 @@ static bool it_push(struct it *it, const struct node *n)
 	return true;
 }
 
-/* The stack holds ancestors whose node comes after the current one, each
- * with its start offset tracked by cur_start arithmetic in it_next. */
+/* The stack holds ancestors whose segments come after the current node's,
+ * each with its start offset tracked by cur_start arithmetic in it_next. */
 void it_init(struct it *it, const struct node *root, int64_t off)
 {
 	it->stk = it->small;
 	it->cap = sizeof(it->small) / sizeof(it->small[0]);
 	it->n = 0;
 	it->heap = false;
+	it->node = NULL;
 	it->cur = NULL;
 	it->cur_start = 0;
 	const struct node *t = root;
 	int64_t base = 0;
 	while (t) {
-		int64_t ll = t->l ? t->l->sum_len : 0;
+		int64_t ll = tree_len(t->l);
 		if (off < base + ll) {
 			if (!it_push(it, t)) {
 				it->cur = NULL;
 				return;
 			}
 			t = t->l;
-		} else if (off < base + ll + t->s.len) {
-			it->cur = t;
-			it->cur_start = base + ll;
+		} else if (off < base + ll + t->own_len) {
+			int64_t p = base + ll;
+			uint32_t i = 0;
+			while (off >= p + t->e[i].s.len)
+				p += t->e[i++].s.len;
+			it->node = t;
+			it->cur = &t->e[i];
+			it->cur_start = p;
 			return;
 		} else {
-			base += ll + t->s.len;
+			base += ll + t->own_len;
 			t = t->r;
 		}
 	}
@@ -778,8 +843,13 @@ bool it_valid(const struct it *it)
 
 void it_next(struct it *it)
 {
-	const struct node *t = it->cur;
-	int64_t next_start = it->cur_start + t->s.len;
+	const struct node *t = it->node;
+	int64_t next_start = it->cur_start + it->cur->s.len;
+	it->cur_start = next_start;
+	if (it->cur + 1 < t->e + t->n) {
+		it->cur++;
+		return;
+	}
 	if (t->r) {
 		t = t->r;
 		while (t->l) {
@@ -789,13 +859,14 @@ void it_next(struct it *it)
 			}
 			t = t->l;
 		}
-		it->cur = t;
 	} else if (it->n) {
-		it->cur = it->stk[--it->n];
+		t = it->stk[--it->n];
 	} else {
 		it->cur = NULL;
+		return;
 	}
-	it->cur_start = next_start;
+	it->node = t;
+	it->cur = &t->e[0];
 }
 
 void it_done(struct it *it)
