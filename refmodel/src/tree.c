@@ -183,24 +183,30 @@ static int reserve_vec(struct rm_file *f, size_t want)
 	return err ? err : RM_VEC_RESERVE(&f->stk, &f->stkcap, want, 16);
 }
 
+/* Detach the first node of *tp in order, rotating the left spine's
+ * right children up on the way, so in-order consumption of a tree
+ * (freeing, flattening) never recurses. */
+static struct node *take_first(struct node **tp)
+{
+	struct node *t = *tp;
+	while (t->l) {
+		struct node *l = t->l;
+		t->l = l->r;
+		l->r = t;
+		t = l;
+	}
+	*tp = t->r;
+	return t;
+}
+
 void tree_free(struct rm_file *f, struct node *t)
 {
-	/* iterative: walk down the left spine, rotating right children up,
-	 * so freeing never recurses */
 	while (t) {
-		if (t->l) {
-			struct node *l = t->l;
-			t->l = l->r;
-			l->r = t;
-			t = l;
-		} else {
-			struct node *r = t->r;
-			for (uint32_t i = 0; i < t->n; i++)
-				v_drop_seg(&t->e[i].s);
-			if (f)
-				node_put(f, t);
-			t = r;
-		}
+		struct node *n = take_first(&t);
+		for (uint32_t i = 0; i < n->n; i++)
+			v_drop_seg(&n->e[i].s);
+		if (f)
+			node_put(f, n);
 	}
 }
 
@@ -322,20 +328,11 @@ static void split3(struct node *t, int64_t a, int64_t b,
 static size_t flatten_to(struct rm_file *f, struct node *t, struct seg *dst)
 {
 	size_t n = 0;
-	/* in-order, iterative via the same rotation trick as tree_free */
 	while (t) {
-		if (t->l) {
-			struct node *l = t->l;
-			t->l = l->r;
-			l->r = t;
-			t = l;
-		} else {
-			struct node *r = t->r;
-			for (uint32_t i = 0; i < t->n; i++)
-				dst[n++] = t->e[i].s;
-			node_put(f, t);
-			t = r;
-		}
+		struct node *u = take_first(&t);
+		for (uint32_t i = 0; i < u->n; i++)
+			dst[n++] = u->e[i].s;
+		node_put(f, u);
 	}
 	return n;
 }
