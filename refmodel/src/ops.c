@@ -1072,13 +1072,19 @@ int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t re
 int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 		  struct rm_extent *ext, size_t max)
 {
-	/* fiemap_prep() */
-	if (start < 0 || len <= 0)
+	/* fiemap_prep() (and ext4_fiemap_check_ranges(), the same rules):
+	 * fm_start and fm_length are __u64, so a negative start is a huge
+	 * one (-EFBIG) and a negative length a huge one (clamped), and only
+	 * a zero length is -EINVAL. */
+	uint64_t ustart = (uint64_t)start, ulen = (uint64_t)len;
+	uint64_t maxb = (uint64_t)f->maxbytes;
+	if (ulen == 0)
 		return -EINVAL;
-	if (start >= f->maxbytes)
+	if (ustart >= maxb)
 		return -EFBIG;
-	if (len > f->maxbytes - start)
-		len = f->maxbytes - start;
+	if (ulen > maxb || maxb - ulen < ustart)
+		ulen = maxb - ustart;
+	len = (int64_t)ulen;
 	int64_t s = RD(f, start), e = RU(f, start + len);
 	int64_t count = 0;
 	struct rm_extent cur = { 0 };
