@@ -1209,22 +1209,14 @@ static int exec_fiemap(struct rmcmd_session *s, const struct rmcmd *cmd)
 		free(phys);
 		return (int)n;
 	}
-	/* iomap_fiemap() (ext4 and XFS in 6.1) reports each mapping clipped
-	 * to the requested range and flags the last one it reports
-	 * FIEMAP_EXTENT_LAST, even when more extents follow the range
-	 * (checked with xfs_io on both): do the same with the model's
-	 * extents. */
+	/* rm_fiemap() reports what iomap_fiemap() (ext4 and XFS in 6.1)
+	 * reports: each mapping clipped to the range rounded out to whole
+	 * blocks (xfs_read_iomap_begin() and ext4_iomap_begin_report() map
+	 * from the block holding the start to the block holding the end),
+	 * the last one flagged FIEMAP_EXTENT_LAST.  xfs_io prints those
+	 * extents as they come, so a range inside one block shows that whole
+	 * block. */
 	for (int64_t i = 0; i < n; i++) {
-		int64_t end = ext[i].logical + ext[i].length;
-
-		if (ext[i].logical < start)
-			ext[i].logical = start;
-		if ((cmd->flags & RMCMD_F_HAS_LEN) && (uint64_t)end > range_end)
-			end = (int64_t)range_end;
-		ext[i].length = end - ext[i].logical;
-		ext[i].flags &= ~RM_FIEMAP_LAST;
-		if (i == n - 1)
-			ext[i].flags |= RM_FIEMAP_LAST;
 		/* The model has no disk: lay the reported extents out back to
 		 * back from disk byte 0, so the BLOCK-RANGE column stays as
 		 * narrow as on a small real file system (its width decides
