@@ -643,7 +643,8 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 {
 	if (s >= e)
 		return;
-	int64_t bstart = rdown(s, f->bs), bend = bstart + f->bs;
+	/* bend saturates at INT64_MAX for the block that ends at 2^63 */
+	int64_t bstart = rdown(s, f->bs), bend = bstart + min64(f->bs, INT64_MAX - bstart);
 	unsigned k = blk_kind(f, x, bstart);
 	if (k == K_ZERO || k == K_DATA)
 		for_range(f, x, s, e, fn_zero_bytes, 0);
@@ -713,7 +714,9 @@ static void xfs_free_space(struct rm_file *f, struct rop *x, int64_t off, int64_
 		zero_partial(f, x, e, ze);
 	} else {
 		for (int64_t p = off; p < ze;) {
-			int64_t q = min64(ze, rdown(p, f->bs) + f->bs);
+			/* min(ze, end of p's block), without forming the end of
+			 * the block that holds INT64_MAX (2^63 overflows) */
+			int64_t q = rdown(p, f->bs) + min64(ze - rdown(p, f->bs), f->bs);
 			zero_partial(f, x, p, q);
 			p = q;
 		}
