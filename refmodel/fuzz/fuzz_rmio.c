@@ -13,7 +13,8 @@
  *   - the size passed s_maxbytes;
  *   - a command that failed to parse changed the file (rmcmd_parse()
  *     promises a malformed command never reaches the model);
- *   - the output has a range "[a..b]" or "a..b" that ends before it starts
+ *   - the output of a command that parsed (a parse error echoes the
+ *     user's text) has a range "[a..b]" or "a..b" that ends before it starts
  *     (an unsigned wrap in a fiemap line), or a bare number at or past
  *     2^63 (a negative value printed as unsigned), in the ext4 and xfs
  *     profiles.
@@ -92,6 +93,7 @@ static void run_script(struct rm_file *f, const char *text, size_t n)
 	struct rmcmd_session s;
 	char line[4200], msg[256];
 	size_t pos = 0;
+	long pos_out;
 	int lines = 0;
 
 	if (!out || !err)
@@ -122,16 +124,23 @@ static void run_script(struct rm_file *f, const char *text, size_t n)
 			fail("rm_check", line, msg);
 		if (rm_size(f) > rm_maxbytes(f))
 			fail("size past s_maxbytes", line, "");
+		/* this command's output: the stream is rewound after each
+		 * command, so it is the first ftell() bytes.  (The bytes
+		 * profile, an extension, may report extents shorter than
+		 * xfs_io's 512-byte unit: xfs_io's arithmetic wraps on them
+		 * as it would.) */
 		fflush(out);
-		/* (the bytes profile, an extension, may report extents
-		 * shorter than xfs_io's 512-byte unit: xfs_io's arithmetic
-		 * wraps on them as it would) */
-		if (outbuf && rm_profile_of(f) != RM_PROFILE_BYTES && bad_number(outbuf))
-			fail("bad number in the output", line, bad_number(outbuf));
-		/* start each command's output afresh */
+		pos_out = ftell(out);
+		if (r == 0 && pos_out > 0 && rm_profile_of(f) != RM_PROFILE_BYTES) {
+			char *text1 = strndup(outbuf, (size_t)pos_out);
+
+			if (!text1)
+				abort();
+			if (bad_number(text1))
+				fail("bad number in the output", line, bad_number(text1));
+			free(text1);
+		}
 		rewind(out);
-		if (outbuf)
-			outbuf[0] = '\0';
 	}
 	fclose(out);
 	fclose(err);
