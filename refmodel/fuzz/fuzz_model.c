@@ -76,7 +76,7 @@ static int64_t decode_num(const struct pair *p, uint8_t sel, uint8_t m, int8_t d
 	case 5: x = sat_add(mb, (int64_t)(int8_t)m * bs + d); break;
 	case 6: x = sat_add(INT64_MAX, -(int64_t)m); break;
 	case 7: x = -(int64_t)m - 1; break;
-	case 8: x = (int64_t)m << (d & 63 & 0x3f); break;
+	case 8: x = (int64_t)((uint64_t)m << (d & 63)); break;
 	case 9: x = ((int64_t)1 << 32) * bs - (int64_t)m * bs + d; break;	/* ext4 2^32 blocks */
 	case 10: x = (int64_t)m * 4096 + (uint8_t)d; break;
 	default: x = (int64_t)m * 256 + (uint8_t)d; break;
