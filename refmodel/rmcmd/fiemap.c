@@ -133,6 +133,46 @@ static void calc_format(const struct rm_extent *ext, const uint64_t *phys,
 	}
 }
 
+/* The extents of [start, start + qlen) as rm_fiemap() reports them, and
+ * where rmio shows them on its imaginary disk: their count, or -errno.
+ *
+ * rm_fiemap() reports what iomap_fiemap() (ext4 and XFS in 6.1) reports:
+ * each mapping clipped to the range rounded out to whole blocks
+ * (xfs_read_iomap_begin() and ext4_iomap_begin_report() map from the block
+ * holding the start to the block holding the end), the last one flagged
+ * FIEMAP_EXTENT_LAST.  xfs_io prints those extents as they come, so a
+ * range inside one block shows that whole block. */
+static int64_t fetch_extents(const struct rmcmd_session *s, int64_t start,
+			     int64_t qlen, struct rm_extent **extp,
+			     uint64_t **physp)
+{
+	int64_t n = rm_fiemap(s->file, start, qlen, NULL, 0);
+	struct rm_extent *ext = NULL;
+	uint64_t *phys = NULL;
+
+	if (n > 0) {
+		ext = calloc((size_t)n, sizeof(*ext));
+		phys = calloc((size_t)n, sizeof(*phys));
+		if (!ext || !phys)
+			n = -ENOMEM;
+		else
+			n = rm_fiemap(s->file, start, qlen, ext, (size_t)n);
+	}
+	if (n < 0) {
+		free(ext);
+		free(phys);
+		return n;
+	}
+	/* The model has no disk: lay the reported extents out back to back
+	 * from disk byte 0, so the BLOCK-RANGE column stays as narrow as on
+	 * a small real file system (its width decides the table's padding). */
+	for (int64_t i = 0; i < n; i++)
+		phys[i] = i ? phys[i - 1] + (uint64_t)ext[i - 1].length : 0;
+	*extp = ext;
+	*physp = phys;
+	return n;
+}
+
 int rmcmd_exec_fiemap(struct rmcmd_session *s, const struct rmcmd *cmd)
 {
 	struct fmt w = { 16, 16, 5, 5 };
@@ -159,35 +199,11 @@ int rmcmd_exec_fiemap(struct rmcmd_session *s, const struct rmcmd *cmd)
 	}
 
 	fprintf(s->out, "%s:\n", s->name);
-	n = rm_fiemap(s->file, start, qlen, NULL, 0);
-	if (n > 0) {
-		ext = calloc((size_t)n, sizeof(*ext));
-		phys = calloc((size_t)n, sizeof(*phys));
-		if (!ext || !phys)
-			n = -ENOMEM;
-		else
-			n = rm_fiemap(s->file, start, qlen, ext, (size_t)n);
-	}
+	n = fetch_extents(s, start, qlen, &ext, &phys);
 	if (n < 0) {
 		fprintf(s->err, "rmio: ioctl(FS_IOC_FIEMAP) [\"%s\"]: %s\n",
 			s->name, strerror((int)-n));
-		free(ext);
-		free(phys);
 		return (int)n;
-	}
-	/* rm_fiemap() reports what iomap_fiemap() (ext4 and XFS in 6.1)
-	 * reports: each mapping clipped to the range rounded out to whole
-	 * blocks (xfs_read_iomap_begin() and ext4_iomap_begin_report() map
-	 * from the block holding the start to the block holding the end),
-	 * the last one flagged FIEMAP_EXTENT_LAST.  xfs_io prints those
-	 * extents as they come, so a range inside one block shows that whole
-	 * block. */
-	for (int64_t i = 0; i < n; i++) {
-		/* The model has no disk: lay the reported extents out back to
-		 * back from disk byte 0, so the BLOCK-RANGE column stays as
-		 * narrow as on a small real file system (its width decides
-		 * the table's padding). */
-		phys[i] = i ? phys[i - 1] + (uint64_t)ext[i - 1].length : 0;
 	}
 	if (verbose && n > 0)
 		calc_format(ext, phys, (size_t)n, &w);
