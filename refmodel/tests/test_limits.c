@@ -90,6 +90,15 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return a + b;
 }
 
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- what a call must not change when it fails ------------------------- */
@@ -356,7 +365,7 @@ static size_t limit_values(const struct rm_file *f, int64_t *v)
 	int64_t e4 = EXT4_BLOCKS * bs;
 	int64_t base[] = {
 		0, 1, bs - 1, bs, bs + 1, 2 * bs, 3 * bs,
-		sz - bs, sz - 1, sz, sz + 1, sz + bs,
+		sz - bs, sz - 1, sz, sat_add(sz, 1), sat_add(sz, bs),
 		e4 - 2 * bs, e4 - bs, e4 - 1, e4, e4 + bs,
 		mb - 2 * bs, mb - bs, mb - 1, mb, sat_add(mb, 1), sat_add(mb, bs),
 		INT64_MAX - bs, INT64_MAX - 1, INT64_MAX,
@@ -380,8 +389,8 @@ static size_t limit_lengths(const struct rm_file *f, int64_t off, int64_t *v)
 	int64_t bs = rm_blocksize(f), mb = rm_maxbytes(f), sz = rm_size(f);
 	int64_t base[] = {
 		0, 1, bs - 1, bs, bs + 1, 2 * bs,
-		sat_add(mb, -off), sat_add(sat_add(mb, -off), 1), sat_add(sat_add(mb, -off), -bs),
-		sat_add(sz, -off), sat_add(INT64_MAX, -off), INT64_MAX,
+		sat_sub(mb, off), sat_add(sat_sub(mb, off), 1), sat_add(sat_sub(mb, off), -bs),
+		sat_sub(sz, off), sat_sub(INT64_MAX, off), INT64_MAX,
 		EXT4_BLOCKS * bs, -1, -bs, INT64_MIN,
 	};
 	size_t n = 0;
@@ -611,8 +620,8 @@ static void sweep(enum rm_profile p)
 				try_lseek(f, offs[i], RM_SEEK_DATA);
 				try_lseek(f, offs[i], RM_SEEK_HOLE);
 				try_truncate(f, offs[i]);
-				try_lseek(f, offs[i] - 1, RM_SEEK_DATA);
-				try_lseek(f, offs[i] - 1, RM_SEEK_HOLE);
+				try_lseek(f, sat_add(offs[i], -1), RM_SEEK_DATA);
+				try_lseek(f, sat_add(offs[i], -1), RM_SEEK_HOLE);
 				rm_file_free(f);
 				calls += 5;
 			}
