@@ -12,9 +12,9 @@
  * multiple, the size, s_maxbytes, INT64_MAX, a negative value, ...) and a
  * small signed delta, plus a content seed.
  *
- * The flat model holds at most FM_MAX_SPAN bytes: the first operation it
- * cannot hold (a successful write or allocation near a large s_maxbytes)
- * ends the comparison, and from there on the operations run on the tree
+ * The flat model is compared within a span (FLAT_SPAN, below): the first
+ * operation that reaches past it (a write or allocation near a large
+ * s_maxbytes, say) ends the comparison, and from there on the operations run on the tree
  * alone, each followed by rm_check() and the API's own promises (size
  * within s_maxbytes, a refused operation changes nothing, lseek answers
  * its own rm_lseek_ok(), FIEMAP extents sorted and inside the range), so
@@ -126,6 +126,28 @@ static void decode_op(struct in *in, const struct pair *p, struct op *o)
 		o->len = o->len % (MAX_IO + 1);
 }
 
+/* The flat model's comparison costs O(span) per op (one state byte per
+ * byte in the bytes profile): the flat phase keeps the file within
+ * FLAT_SPAN bytes (block profiles) or FLAT_SPAN / 16 (bytes profile), so
+ * that an input runs in milliseconds; beyond, the tree runs alone. */
+#define FLAT_SPAN (4 << 20)
+
+static int too_far(const struct pair *p, const struct op *o)
+{
+	int64_t span = p->opts.profile == RM_PROFILE_BYTES ? FLAT_SPAN / 16 : FLAT_SPAN;
+	int64_t end = 0;
+
+	if (o->kind == OP_TRUNC)
+		end = o->len;
+	else if ((o->kind == OP_PWRITE || o->kind == OP_FALLOC) && o->off >= 0 &&
+		 o->len > 0 && o->off <= INT64_MAX - o->len)
+		end = o->off + o->len;
+	if (o->kind == OP_FALLOC && (o->mode & RM_FALLOC_FL_INSERT_RANGE) &&
+	    o->len > 0 && p->f.size <= INT64_MAX - o->len && p->f.size + o->len > end)
+		end = p->f.size + o->len;
+	return end > span || pair_too_big(p, o);
+}
+
 static void die(const struct pair *p, const struct op *o, size_t i, const char *why)
 {
 	fprintf(stderr, "fuzz_model: %s bs %u maxbytes %" PRId64 ": %s\n",
@@ -214,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.profile = (enum rm_profile)(h0 % 3);
 	o.blocksize = bsizes[h1 % 4];
 	if (h2 & 1)	/* a small s_maxbytes, its edge within the flat span */
-		o.maxbytes = ((int64_t)(h2 >> 1) + 1) * 65536 + (h2 & 2 ? 0 : 777);
+		o.maxbytes = ((int64_t)(h2 >> 1) + 1) * 16384 + (h2 & 2 ? 0 : 777);
 	if (pair_open(&p, &o))
 		abort();
 	r.s = mix64((uint64_t)size ^ h0 ^ (uint64_t)h1 << 8 ^ (uint64_t)h2 << 16);
@@ -222,7 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct op op;
 
 		decode_op(&in, &p, &op);
-		if (flat && pair_too_big(&p, &op))
+		if (flat && too_far(&p, &op))
 			flat = false;
 		if (!flat) {
 			tree_only(&p, &op, i);
