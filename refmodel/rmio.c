@@ -82,31 +82,34 @@ static int run_stream(struct rmcmd_session *s, FILE *in, const char *what)
 	return failed;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct args {
+	struct rm_opts opts;
+	const char *name;
+	const char **cmds;	/* -c commands, in order */
+	int ncmds;
+	int fixed_time;
+	int64_t io_limit;
+};
+
+/* Parse rmio's options into a: 0, 1 after --help, or -1 for bad usage
+ * (after the message). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct rm_opts opts = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 };
-	const char *name = "file";
-	const char **cmds = calloc((size_t)argc + 1, sizeof(*cmds));
-	int ncmds = 0, c, failed = 0, fixed_time = 0, r;
-	struct rm_file *f = NULL;
-	struct rmcmd_session s;
-	int64_t v, io_limit = RMCMD_DEFAULT_IO_LIMIT;
+	int64_t v;
+	int c;
 
-	if (!cmds) {
-		fprintf(stderr, "rmio: out of memory\n");
-		return 2;
-	}
 	while ((c = getopt_long(argc, argv, "p:b:m:n:fTL:c:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (rm_profile_parse(optarg, &opts.profile) < 0) {
+			if (rm_profile_parse(optarg, &a->opts.profile) < 0) {
 				fprintf(stderr, "rmio: unknown profile '%s' (ext4, xfs or bytes)\n",
 					optarg);
-				goto bad_usage;
+				return -1;
 			}
 			break;
 		case 'b':
@@ -114,87 +117,114 @@ int main(int argc, char **argv)
 			if (v < 512 || v > 65536 || (v & (v - 1))) {
 				fprintf(stderr, "rmio: bad block size '%s' (a power of two, 512..65536)\n",
 					optarg);
-				goto bad_usage;
+				return -1;
 			}
-			opts.blocksize = (uint32_t)v;
+			a->opts.blocksize = (uint32_t)v;
 			break;
 		case 'm':
-			v = rmcmd_cvtnum(opts.blocksize, optarg);
+			v = rmcmd_cvtnum(a->opts.blocksize, optarg);
 			if (v <= 0) {
 				fprintf(stderr, "rmio: bad maxbytes '%s'\n", optarg);
-				goto bad_usage;
+				return -1;
 			}
-			opts.maxbytes = v;
+			a->opts.maxbytes = v;
 			break;
 		case 'n':
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 'L':
-			io_limit = rmcmd_cvtnum(4096, optarg);
-			if (io_limit < 0) {
+			a->io_limit = rmcmd_cvtnum(4096, optarg);
+			if (a->io_limit < 0) {
 				fprintf(stderr, "rmio: bad limit '%s'\n", optarg);
-				goto bad_usage;
+				return -1;
 			}
 			break;
 		case 'f':
 			break;
 		case 'T':
-			fixed_time = 1;
+			a->fixed_time = 1;
 			break;
 		case 'c':
-			cmds[ncmds++] = optarg;
+			a->cmds[a->ncmds++] = optarg;
 			break;
 		case 'H':
 			usage(stdout);
-			free(cmds);
-			return 0;
+			return 1;
 		default:
 			fprintf(stderr, "Try 'rmio --help'.\n");
-			goto bad_usage;
+			return -1;
 		}
 	}
 	if (argc - optind > 1) {
 		fprintf(stderr, "rmio: at most one SCRIPT (got %d); try 'rmio --help'\n",
 			argc - optind);
-		goto bad_usage;
+		return -1;
 	}
-	r = rm_file_new(&opts, &f);
+	return 0;
+}
+
+/* Run SCRIPT (or standard input when there is neither a SCRIPT nor a -c
+ * command): 1 if a command failed or the script cannot be read. */
+static int run_script_arg(struct rmcmd_session *s, int argc, char **argv, int ncmds)
+{
+	const char *path;
+	FILE *in;
+	int failed;
+
+	if (optind >= argc)
+		return ncmds == 0 ? run_stream(s, stdin, "standard input") : 0;
+	path = argv[optind];
+	in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	if (!in) {
+		fprintf(stderr, "rmio: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	failed = run_stream(s, in, path);
+	if (in != stdin)
+		fclose(in);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.opts = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 },
+		.name = "file",
+		.io_limit = RMCMD_DEFAULT_IO_LIMIT,
+	};
+	struct rm_file *f = NULL;
+	struct rmcmd_session s;
+	int failed = 0, r;
+
+	a.cmds = calloc((size_t)argc + 1, sizeof(*a.cmds));
+	if (!a.cmds) {
+		fprintf(stderr, "rmio: out of memory\n");
+		return 2;
+	}
+	r = parse_args(argc, argv, &a);
+	if (r) {
+		free(a.cmds);
+		return r > 0 ? 0 : 2;
+	}
+	r = rm_file_new(&a.opts, &f);
 	if (r < 0) {
 		fprintf(stderr, "rmio: cannot create the model file: %s\n",
 			strerror(-r));
-		free(cmds);
+		free(a.cmds);
 		return 2;
 	}
-	rmcmd_session_init(&s, f, name, stdout, stderr);
-	if (fixed_time)
+	rmcmd_session_init(&s, f, a.name, stdout, stderr);
+	if (a.fixed_time)
 		s.fixed_usec = 1000000;
-	s.io_limit = io_limit;
+	s.io_limit = a.io_limit;
 
-	for (int i = 0; i < ncmds; i++) {
-		if (rmcmd_run(&s, cmds[i]) < 0)
+	for (int i = 0; i < a.ncmds; i++) {
+		if (rmcmd_run(&s, a.cmds[i]) < 0)
 			failed = 1;
 		fflush(stdout);
 	}
-	if (optind < argc) {
-		const char *path = argv[optind];
-		FILE *in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-
-		if (!in) {
-			fprintf(stderr, "rmio: %s: %s\n", path, strerror(errno));
-			failed = 1;
-		} else {
-			failed |= run_stream(&s, in, path);
-			if (in != stdin)
-				fclose(in);
-		}
-	} else if (ncmds == 0) {
-		failed |= run_stream(&s, stdin, "standard input");
-	}
+	failed |= run_script_arg(&s, argc, argv, a.ncmds);
 	rm_file_free(f);
-	free(cmds);
+	free(a.cmds);
 	return failed ? 1 : 0;
-
-bad_usage:
-	free(cmds);
-	return 2;
 }

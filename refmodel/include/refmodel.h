@@ -192,8 +192,10 @@ int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
  * last extent of the range as iomap_fiemap() sets it, i.e. the file's last
  * extent for a whole-file query) and returns the number of extents that
  * exist in the range (which may exceed max, as fm_mapped_extents does with
- * fm_extent_count 0), or -errno: -EINVAL for start < 0 or len <= 0, -EFBIG
- * for start >= s_maxbytes (fiemap_prep()).  ext may be NULL when max is 0. */
+ * fm_extent_count 0), or -errno: start and len are read as the ioctl's
+ * __u64 fm_start and fm_length, so -EINVAL for len 0, -EFBIG for start >=
+ * s_maxbytes (or negative), a length past s_maxbytes (or negative) is
+ * clamped to it (fiemap_prep()).  ext may be NULL when max is 0. */
 int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 		  struct rm_extent *ext, size_t max);
 

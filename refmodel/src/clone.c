@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "rm_vec.h"
+
 struct piece {
 	int64_t off, len;	/* relative to the source range start */
 	struct rm_buf *buf;	/* K_DATA: a reference held by the piece list */
@@ -49,14 +51,9 @@ static void plist_free(struct plist *p)
 
 static int plist_add(struct plist *p, const struct piece *x)
 {
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? 2 * p->cap : 16;
-		struct piece *nv = realloc(p->v, nc * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		p->v = nv;
-		p->cap = nc;
-	}
+	int err = RM_VEC_RESERVE(&p->v, &p->cap, p->n + 1, 16);
+	if (err)
+		return err;
 	p->v[p->n] = *x;
 	if (x->kind == K_DATA)
 		x->buf->refs++;

@@ -643,7 +643,8 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 {
 	if (s >= e)
 		return;
-	int64_t bstart = rdown(s, f->bs), bend = bstart + f->bs;
+	/* bend saturates at INT64_MAX for the block that ends at 2^63 */
+	int64_t bstart = rdown(s, f->bs), bend = bstart + min64(f->bs, INT64_MAX - bstart);
 	unsigned k = blk_kind(f, x, bstart);
 	if (k == K_ZERO || k == K_DATA)
 		for_range(f, x, s, e, fn_zero_bytes, 0);
@@ -713,7 +714,9 @@ static void xfs_free_space(struct rm_file *f, struct rop *x, int64_t off, int64_
 		zero_partial(f, x, e, ze);
 	} else {
 		for (int64_t p = off; p < ze;) {
-			int64_t q = min64(ze, rdown(p, f->bs) + f->bs);
+			/* min(ze, end of p's block), without forming the end of
+			 * the block that holds INT64_MAX (2^63 overflows) */
+			int64_t q = rdown(p, f->bs) + min64(ze - rdown(p, f->bs), f->bs);
 			zero_partial(f, x, p, q);
 			p = q;
 		}
@@ -1072,13 +1075,19 @@ int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t re
 int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 		  struct rm_extent *ext, size_t max)
 {
-	/* fiemap_prep() */
-	if (start < 0 || len <= 0)
+	/* fiemap_prep() (and ext4_fiemap_check_ranges(), the same rules):
+	 * fm_start and fm_length are __u64, so a negative start is a huge
+	 * one (-EFBIG) and a negative length a huge one (clamped), and only
+	 * a zero length is -EINVAL. */
+	uint64_t ustart = (uint64_t)start, ulen = (uint64_t)len;
+	uint64_t maxb = (uint64_t)f->maxbytes;
+	if (ulen == 0)
 		return -EINVAL;
-	if (start >= f->maxbytes)
+	if (ustart >= maxb)
 		return -EFBIG;
-	if (len > f->maxbytes - start)
-		len = f->maxbytes - start;
+	if (ulen > maxb || maxb - ulen < ustart)
+		ulen = maxb - ustart;
+	len = (int64_t)ulen;
 	int64_t s = RD(f, start), e = RU(f, start + len);
 	int64_t count = 0;
 	struct rm_extent cur = { 0 };

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../include/rm_vec.h"	/* also built into other modules' harnesses */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
@@ -68,13 +70,9 @@ static int run_dir(const char *dir, int *count)
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (n == cap) {
-			char **nv = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*nv));
-			if (!nv) {
-				err = -1;
-				break;
-			}
-			names = nv;
+		if (RM_VEC_RESERVE(&names, &cap, n + 1, 64)) {
+			err = -1;
+			break;
 		}
 		if (!(names[n] = malloc(strlen(dir) + strlen(e->d_name) + 2))) {
 			err = -1;

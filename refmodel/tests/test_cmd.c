@@ -520,6 +520,52 @@ static void test_fiemap_layout(void **st)
 	cap_close(&c);
 }
 
+/* A range inside one block: the kernel maps from the block holding the
+ * start to the block holding the end (xfs_read_iomap_begin(),
+ * ext4_iomap_begin_report()), so xfs_io shows that whole block; clipping
+ * to the bytes asked for printed "[0..18446744073709551615]". */
+static void test_fiemap_sub_block_range(void **st)
+{
+	struct cap c;
+
+	(void)st;
+	cap_open(&c, RM_PROFILE_XFS);
+	assert_int_equal(cap_run(&c, "pwrite 0 64k"), 0);
+	assert_int_equal(cap_run(&c, "fsync"), 0);
+	cap_reset(&c);
+	assert_int_equal(cap_run(&c, "fiemap -v 100 10"), 0);
+	assert_int_equal(cap_run(&c, "fiemap 4100 1"), 0);
+	assert_string_equal(c.obuf,
+		"f:\n"
+		" EXT: FILE-OFFSET      BLOCK-RANGE      TOTAL FLAGS\n"
+		"   0: [0..7]:          0..7                 8   0x1\n"
+		"f:\n"
+		"\t0: [8..15]: 0..7\n");
+	cap_close(&c);
+}
+
+/* The buffer of a pwrite or pread is as big as -b asks, up to the length:
+ * the per-command limit is checked first, and pread's buffer never holds
+ * more than the bytes up to EOF. */
+static void test_big_bsize_allocates_nothing_big(void **st)
+{
+	struct cap c;
+
+	(void)st;
+	cap_open(&c, RM_PROFILE_EXT4);
+	c.s.io_limit = 1 << 20;
+	assert_int_equal(cap_run(&c, "pwrite -q -b 2t 0 2t"), -EINVAL);
+	assert_int_equal(cap_run(&c, "pwrite -q -b 2t 0 4k"), 0);
+	assert_int_equal(cap_run(&c, "pread -q -b 2t 0 2t"), 0);
+	c.s.io_limit = 0;
+	cap_reset(&c);
+	assert_int_equal(cap_run(&c, "pread -b 2t 0 2t"), 0);
+	assert_string_equal(c.obuf,
+		"read 4096/2199023255552 bytes at offset 0\n"
+		"4 KiB, 1 ops; 0:00:01.00 (4 KiB/sec and 1.0000 ops/sec)\n");
+	cap_close(&c);
+}
+
 static void test_seek_layout(void **st)
 {
 	struct cap c;
@@ -733,6 +779,8 @@ int main(void)
 		cmocka_unit_test(test_pwrite_report_layout),
 		cmocka_unit_test(test_pread_hexdump_layout),
 		cmocka_unit_test(test_fiemap_layout),
+		cmocka_unit_test(test_fiemap_sub_block_range),
+		cmocka_unit_test(test_big_bsize_allocates_nothing_big),
 		cmocka_unit_test(test_seek_layout),
 		cmocka_unit_test(test_errno_messages),
 		cmocka_unit_test(test_stat_md5_xxh3_lines),

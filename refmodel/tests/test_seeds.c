@@ -37,6 +37,7 @@
 
 #include "cmd.h"
 #include "refmodel.h"
+#include "rm_vec.h"
 
 #ifndef SEED_DIR
 #error "SEED_DIR must point at refmodel/tests/seeds"
@@ -72,9 +73,7 @@ static void sb_add(struct sbuf *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		b->cap = b->cap * 2 + (size_t)n + 64;
-		b->s = realloc(b->s, b->cap);
-		assert_non_null(b->s);
+		assert_int_equal(RM_VEC_RESERVE(&b->s, &b->cap, b->len + (size_t)n + 1, 256), 0);
 	}
 }
 
