@@ -25,7 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dt.h"
+#include "optab.h"
+#include "rm_vec.h"
 
 static double now(void)
 {
@@ -107,14 +108,10 @@ static int run_cb(void *ctx, const struct rm_run *r)
 {
 	struct dt_exec *x = ctx;
 
-	if (x->nruns == x->runcap) {
-		size_t nc = x->runcap ? x->runcap * 2 : 256;
-		struct rm_run *n = realloc(x->runs, nc * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		x->runs = n;
-		x->runcap = nc;
-	}
+	int rc = RM_VEC_RESERVE(&x->runs, &x->runcap, x->nruns + 1, 256);
+
+	if (rc)
+		return rc;
 	x->runs[x->nruns++] = *r;
 	return 0;
 }
@@ -645,16 +642,34 @@ static void count(struct dt_exec *x, int kind, int64_t r)
 	x->errs[kind][e < DT_NERRNO ? e : DT_NERRNO - 1]++;
 }
 
-#define RET_DIV(mr, tr) do { \
-	if ((mr) != (tr)) { \
-		div_set(d, DV_RET, i, opno, op, "return: expected %" PRId64 " (%s), target returned %" \
-			PRId64 " (%s)", (int64_t)(mr), dt_errname((mr) < 0 ? (int)(mr) : 0), \
-			(int64_t)(tr), dt_errname((tr) < 0 ? (int)(tr) : 0)); \
-		return DV_RET; \
-	} \
-} while (0)
+/* The model's and the target's return values differ: DV_RET. */
+static int ret_div(struct dt_div *d, int i, uint64_t opno, const struct dt_op *op,
+		   int64_t mr, int64_t tr)
+{
+	if (mr == tr)
+		return DV_NONE;
+	div_set(d, DV_RET, i, opno, op, "return: expected %" PRId64 " (%s), target returned %"
+		PRId64 " (%s)", mr, dt_errname(mr < 0 ? (int)mr : 0), tr,
+		dt_errname(tr < 0 ? (int)tr : 0));
+	return DV_RET;
+}
 
-static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
+/* A real ENOSPC (EDQUOT) where the model succeeded. */
+static int out_of_space(int64_t mr, int64_t tr)
+{
+	return (tr == -ENOSPC || tr == -EDQUOT) && mr >= 0;
+}
+
+/* The model has no notion of free space: a real ENOSPC is not a
+ * divergence, but the file's state is now unknown: start it afresh. */
+static int enospc_reset(struct dt_exec *x, int i)
+{
+	x->enospc++;
+	x->s->t->enospc_resets++;
+	x->file_reset = 1;
+	int rc = dt_session_reset_file(x->s, i);
+	return rc < 0 ? rc : DV_NONE;
+}
 
 /* Map check of an op's range now, or (--map-batch N) later, merged with the
  * other ranges changed since the last check: FIEMAP_FLAG_SYNC writes back,
@@ -704,19 +719,298 @@ static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
 			  op, opno, d);
 }
 
-static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
-
-int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
-	double t0 = now();
-	int rc = exec_batched(x, op, opno, d);
+	int i = op->file, rc;
+	size_t n = (size_t)op->len;
 
-	double dt = now() - t0;
-	if (op->kind < DT_NKINDS)
-		x->kind_sec[op->kind] += dt;
-	if (op->file < DT_MAXFILES)
-		x->file_sec[op->file] += dt;
-	return rc;
+	fill_pattern(x->mbuf, n, op->pat);
+	int64_t mr = rm_pwrite(x->s->model[i], x->mbuf, n, op->off);
+	int64_t tr = dt_t_pwrite(x->s, i, x->mbuf, n, op->off);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+}
+
+/* After a read of n bytes at off into mbuf (model) and tbuf (target). */
+static int read_compare(struct dt_exec *x, const struct dt_op *op, int64_t mr, int64_t tr,
+			uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+
+	count(x, op->kind, tr);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr <= 0 || words_equal(x->mbuf, x->tbuf, (size_t)mr))
+		return DV_NONE;
+	int64_t k = 0;
+	while (x->mbuf[k] == x->tbuf[k])
+		k++;
+	div_set(d, DV_DATA, i, opno, op, "data: %s returned 0x%02x at offset %" PRId64
+		", expected 0x%02x", dt_kind_name(op->kind), x->tbuf[k], op->off + k, x->mbuf[k]);
+	d->byte_off = op->off + k;
+	d->exp_byte = x->mbuf[k];
+	d->act_byte = x->tbuf[k];
+	return DV_DATA;
+}
+
+int dt_x_pread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	size_t n = (size_t)op->len;
+	int64_t mr = rm_pread(x->s->model[i], x->mbuf, n, op->off);
+	int64_t tr = dt_t_pread(x->s, i, x->tbuf, n, op->off);
+
+	return read_compare(x, op, mr, tr, opno, d);
+}
+
+int dt_x_mread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+
+	/* mapped I/O past the target's EOF is a SIGBUS: a size that
+	 * differs is a divergence, not a crash */
+	if (n && (rc = check_size(x, i, op, opno, d)))
+		return rc;
+	/* mapped I/O is clipped to [0, EOF) (dt_mapped_len()): with nothing
+	 * left there is no call, so no EINVAL for a negative offset either,
+	 * as in the mwrite case and in repro.sh */
+	int64_t mr = !n ? 0 : rm_pread(m, x->mbuf, n, op->off);
+	int64_t tr = dt_t_mread(x->s, i, x->tbuf, n, op->off);
+	return read_compare(x, op, mr, tr, opno, d);
+}
+
+int dt_x_mwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+
+	if (n && (rc = check_size(x, i, op, opno, d)))	/* (see dt_x_mread()) */
+		return rc;
+	fill_pattern(x->mbuf, n, op->pat);
+	int64_t mr = n ? rm_pwrite(m, x->mbuf, n, op->off) : 0;
+	int64_t tr = dt_t_mwrite(x->s, i, x->mbuf, n, op->off);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+}
+
+int dt_x_truncate(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	int64_t bs = rm_blocksize(m), off = op->off, old = rm_size(m);
+	int64_t mr = rm_truncate(m, off);
+	int64_t tr = dt_t_truncate(x->s, i, off);
+
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)) || mr < 0)
+		return rc;
+	int64_t lo = old < off ? old : off;
+	if ((rc = check_size(x, i, op, opno, d)) ||
+	    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
+		return rc;
+	/* the partial block at the new/old EOF must read as zeros past it */
+	return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
+}
+
+/* After a successful fallocate that shifted nothing: the partial blocks
+ * at both edges are where bytes change (or must not); the interior is
+ * zeros or untouched, which the map check and the periodic full check
+ * cover. */
+static int falloc_edges(struct dt_exec *x, const struct dt_op *op, int64_t end,
+			uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	int64_t bs = rm_blocksize(x->s->model[i]), a = op->off & ~(bs - 1);
+
+	if ((rc = data_range(x, i, a, dt_sat_add(a, 2 * bs), op, opno, d)))
+		return rc;
+	if (end == INT64_MAX || end <= dt_sat_add(op->off, 2 * bs))
+		return DV_NONE;
+	return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
+}
+
+int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc, mode = dt_kind_mode(op);
+	struct rm_file *m = s->model[i];
+	int64_t off = op->off, len = op->len, old = rm_size(m);
+	/* a request the FUSE kernel refuses never reaches the model */
+	int64_t mr = dt_t_fuse_front(s->t, mode, off, len);
+
+	if (mr == 0)
+		mr = rm_fallocate(m, mode, off, len);
+	int64_t tr = dt_t_fallocate(s, i, mode, off, len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr < 0)
+		return check_resized(x, i, old, op, opno, d);
+	int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
+	if ((rc = shift ? check_size(x, i, op, opno, d) : check_resized(x, i, old, op, opno, d)))
+		return rc;
+	int64_t end = shift || len > INT64_MAX - off ? INT64_MAX : off + len;
+	if ((rc = map_after(x, i, off, end, op, opno, d)))
+		return rc;
+	if (shift)
+		return data_check(x, i, off & ~(rm_blocksize(m) - 1), rm_size(m),
+				  x->o.shift_check_max, op, opno, d);
+	return falloc_edges(x, op, end, opno, d);
+}
+
+int dt_x_fsync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t mr = rm_fsync(x->s->model[op->file]);
+	int64_t tr = dt_t_fsync(x->s, op->file);
+
+	count(x, op->kind, tr);
+	return ret_div(d, op->file, opno, op, mr, tr);
+}
+
+int dt_x_reopen(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	int64_t tr = dt_t_reopen(x->s, i);
+
+	count(x, op->kind, tr);
+	if (tr < 0) {
+		div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
+		return (int)tr;
+	}
+	/* close may trim post-EOF preallocation (xfs_release()) */
+	return map_after(x, i, rm_size(x->s->model[i]), INT64_MAX, op, opno, d);
+}
+
+int dt_x_drop(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	(void)opno;
+	(void)d;
+	count(x, op->kind, dt_t_drop(x->s));
+	return DV_NONE;
+}
+
+int dt_x_remount(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	char note[PATH_MAX + 128];
+	int rc;
+
+	/* fsck (depth.c) at the first remount and every Nth after: a fresh
+	 * exec (each shrink candidate) starts counting again */
+	s->t->fsck_now = x->o.fsck_every && x->remounts % x->o.fsck_every == 0;
+	x->remounts++;
+	s->t->fsck_msg[0] = 0;
+	int64_t tr = dt_t_remount(s, note, sizeof(note));
+	s->t->fsck_now = 0;
+	count(x, op->kind, tr);
+	if (tr < 0) {
+		div_set(d, DV_RET, op->file, opno, op, "remount failed: %s", note);
+		return (int)tr;
+	}
+	if (s->t->fsck_msg[0]) {
+		/* on-disk corruption the user-visible state may hide */
+		div_set(d, DV_FSCK, op->file, opno, op, "fsck after unmount: %s", s->t->fsck_msg);
+		s->t->fsck_msg[0] = 0;
+		return DV_FSCK;
+	}
+	/* what is on disk now: check every file of the session */
+	for (int j = 0; j < s->nfiles; j++)
+		if ((rc = dt_full_check(x, j, opno, d))) {
+			d->op = *op;
+			return rc;
+		}
+	return DV_NONE;
+}
+
+int dt_x_seek(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file;
+	struct rm_file *m = s->model[i];
+	int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
+	int64_t tr = dt_t_lseek(s, i, op->off, wh);
+
+	count(x, op->kind, tr);
+	if (rm_lseek_ok_lat(m, op->off, wh, tr, s->cow[i].st.v, s->cow[i].st.n))
+		return DV_NONE;
+	int64_t e = rm_lseek(m, op->off, wh);
+	div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
+		" (%s); the model expects %" PRId64 " (%s) and does not allow that",
+		op->off, wh == RM_SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", tr,
+		dt_errname(tr < 0 ? (int)tr : 0), e, dt_errname(e < 0 ? (int)e : 0));
+	return DV_SEEK;
+}
+
+/* FICLONERANGE into file i from file op->src (refmodel rm_clone_range():
+ * XFS remaps, ext4/FUSE say EOPNOTSUPP). */
+int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc;
+	struct rm_file *m = s->model[i];
+	int64_t bs = rm_blocksize(m), off = op->off, len = op->len;
+
+	if (op->src >= s->nfiles) {
+		div_set(d, DV_RET, i, opno, op, "reflink names source f%d but the session "
+			"has %d files", op->src, s->nfiles);
+		return -EINVAL;
+	}
+	int64_t old = rm_size(m);
+	int64_t mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
+	int64_t tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	rc = check_resized(x, i, old, op, opno, d);
+	if (mr < 0 || rc)
+		return rc;
+	/* both ranges share blocks now (cowlat.c); len 0 = to the source EOF */
+	int64_t rl = len ? len : rm_size(s->model[op->src]) - op->soff;
+	if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, off, rl)))
+		return rc;
+	/* len 0 clones to the source EOF: the range ends at most at the new
+	 * size rounded up to a block */
+	int64_t end = len ? dt_sat_add(dt_sat_add(off, len), bs - 1) & ~(bs - 1)
+			  : dt_sat_add(rm_size(m), bs);
+	if ((rc = map_after(x, i, off, end, op, opno, d)))
+		return rc;
+	return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);
+}
+
+int dt_x_unknown(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	(void)x;
+	div_set(d, DV_RET, op->file, opno, op, "unknown op kind %d", op->kind);
+	return -EINVAL;
+}
+
+static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	x->file_reset = 0;
+	if (op->file >= x->s->nfiles) {
+		div_set(d, DV_RET, op->file, opno, op, "op names file f%d but the session has %d files",
+			op->file, x->s->nfiles);
+		return -EINVAL;
+	}
+	x->syscalls++;
+	return dt_opdesc_of(op->kind)->exec(x, op, opno, d);
 }
 
 static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -738,249 +1032,23 @@ static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno
 	if (x->file_reset)
 		x->pend[op->file] = 0;
 	/* global ops and reopen change what is cached: settle the maps first */
-	if (++x->since_map >= x->o.map_batch || dt_kind_is_global(op->kind) ||
-	    op->kind == DT_REOPEN || op->kind == DT_FSYNC)
+	if (++x->since_map >= x->o.map_batch ||
+	    (dt_opdesc_of(op->kind)->flags & DT_OPF_SETTLE))
 		return flush_maps(x, opno, d);
 	return DV_NONE;
 }
 
-static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
-	struct dt_session *s = x->s;
-	int i = op->file;
+	double t0 = now();
+	int rc = exec_batched(x, op, opno, d);
 
-	x->file_reset = 0;
-	if (i >= s->nfiles) {
-		div_set(d, DV_RET, i, opno, op, "op names file f%d but the session has %d files",
-			i, s->nfiles);
-		return -EINVAL;
-	}
-	struct rm_file *m = s->model[i];
-	int64_t bs = rm_blocksize(m);
-	int64_t off = op->off, len = op->len;
-	int64_t mr, tr;
-	int rc;
-
-	x->syscalls++;
-	switch (op->kind) {
-	case DT_PWRITE: {
-		size_t n = (size_t)len;
-		fill_pattern(x->mbuf, n, op->pat);
-		mr = rm_pwrite(m, x->mbuf, n, off);
-		tr = dt_t_pwrite(s, i, x->mbuf, n, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
-	}
-	case DT_PREAD:
-	case DT_MREAD: {
-		size_t n = (size_t)len;
-		if (op->kind == DT_MREAD) {
-			int64_t sz = rm_size(m);
-			n = (size_t)dt_mapped_len(off, len, sz);
-			/* mapped I/O past the target's EOF is a SIGBUS: a size
-			 * that differs is a divergence, not a crash */
-			if (n && (rc = check_size(x, i, op, opno, d)))
-				return rc;
-		}
-		/* mapped I/O is clipped to [0, EOF) (dt_mapped_len()): with
-		 * nothing left there is no call, so no EINVAL for a negative
-		 * offset either, as in the mwrite case and in repro.sh */
-		mr = op->kind == DT_MREAD && !n ? 0 : rm_pread(m, x->mbuf, n, off);
-		tr = op->kind == DT_PREAD ? dt_t_pread(s, i, x->tbuf, n, off)
-					  : dt_t_mread(s, i, x->tbuf, n, off);
-		count(x, op->kind, tr);
-		RET_DIV(mr, tr);
-		if (mr > 0 && !words_equal(x->mbuf, x->tbuf, (size_t)mr)) {
-			int64_t k = 0;
-			while (x->mbuf[k] == x->tbuf[k])
-				k++;
-			div_set(d, DV_DATA, i, opno, op, "data: %s returned 0x%02x at offset %" PRId64
-				", expected 0x%02x", dt_kind_name(op->kind), x->tbuf[k], off + k,
-				x->mbuf[k]);
-			d->byte_off = off + k;
-			d->exp_byte = x->mbuf[k];
-			d->act_byte = x->tbuf[k];
-			return DV_DATA;
-		}
-		return DV_NONE;
-	}
-	case DT_MWRITE: {
-		int64_t sz = rm_size(m);
-		size_t n = (size_t)dt_mapped_len(off, len, sz);
-		if (n && (rc = check_size(x, i, op, opno, d)))	/* (see DT_MREAD) */
-			return rc;
-		fill_pattern(x->mbuf, n, op->pat);
-		mr = n ? rm_pwrite(m, x->mbuf, n, off) : 0;
-		tr = dt_t_mwrite(s, i, x->mbuf, n, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
-	}
-	case DT_TRUNCATE: {
-		int64_t old = rm_size(m);
-		mr = rm_truncate(m, off);
-		tr = dt_t_truncate(s, i, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		if (mr < 0)
-			return DV_NONE;
-		int64_t lo = old < off ? old : off;
-		if ((rc = check_size(x, i, op, opno, d)) ||
-		    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
-			return rc;
-		/* the partial block at the new/old EOF must read as zeros past it */
-		return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
-	}
-	case DT_FALLOC: case DT_FALLOC_KEEP: case DT_PUNCH: case DT_ZERO:
-	case DT_ZERO_KEEP: case DT_INSERT: case DT_COLLAPSE: case DT_UNSHARE:
-	case DT_FMODE: {
-		int mode = dt_kind_mode(op);
-		int64_t old = rm_size(m);
-		/* a request the FUSE kernel refuses never reaches the model */
-		mr = dt_t_fuse_front(s->t, mode, off, len);
-		if (mr == 0)
-			mr = rm_fallocate(m, mode, off, len);
-		tr = dt_t_fallocate(s, i, mode, off, len);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		if (mr < 0)
-			return check_resized(x, i, old, op, opno, d);
-		int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
-		if ((rc = shift ? check_size(x, i, op, opno, d)
-				: check_resized(x, i, old, op, opno, d)))
-			return rc;
-		int64_t end = len > INT64_MAX - off ? INT64_MAX : off + len;
-		if (shift)
-			end = INT64_MAX;
-		if ((rc = map_after(x, i, off, end, op, opno, d)))
-			return rc;
-		if (shift)
-			return data_check(x, i, off & ~(bs - 1), rm_size(m), x->o.shift_check_max,
-					  op, opno, d);
-		/* allocate/punch/zero: the partial blocks at both edges are where
-		 * bytes change (or must not); the interior is zeros or untouched,
-		 * which the map check and the periodic full check cover */
-		if ((rc = data_range(x, i, off & ~(bs - 1), dt_sat_add(off & ~(bs - 1), 2 * bs), op, opno, d)))
-			return rc;
-		if (end == INT64_MAX || end <= dt_sat_add(off, 2 * bs))
-			return DV_NONE;
-		return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
-	}
-	case DT_FSYNC:
-		mr = rm_fsync(m);
-		tr = dt_t_fsync(s, i);
-		count(x, op->kind, tr);
-		RET_DIV(mr, tr);
-		return DV_NONE;
-	case DT_REOPEN:
-		tr = dt_t_reopen(s, i);
-		count(x, op->kind, tr);
-		if (tr < 0) {
-			div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
-			return (int)tr;
-		}
-		/* close may trim post-EOF preallocation (xfs_release()) */
-		return map_after(x, i, rm_size(m), INT64_MAX, op, opno, d);
-	case DT_DROP:
-		tr = dt_t_drop(s);
-		count(x, op->kind, tr);
-		return DV_NONE;
-	case DT_REMOUNT: {
-		char note[PATH_MAX + 128];
-		/* fsck (depth.c) at the first remount and every Nth after: a
-		 * fresh exec (each shrink candidate) starts counting again */
-		s->t->fsck_now = x->o.fsck_every && x->remounts % x->o.fsck_every == 0;
-		x->remounts++;
-		s->t->fsck_msg[0] = 0;
-		tr = dt_t_remount(s, note, sizeof(note));
-		s->t->fsck_now = 0;
-		count(x, op->kind, tr);
-		if (tr < 0) {
-			div_set(d, DV_RET, i, opno, op, "remount failed: %s", note);
-			return (int)tr;
-		}
-		if (s->t->fsck_msg[0]) {
-			/* on-disk corruption the user-visible state may hide */
-			div_set(d, DV_FSCK, i, opno, op, "fsck after unmount: %s", s->t->fsck_msg);
-			s->t->fsck_msg[0] = 0;
-			return DV_FSCK;
-		}
-		/* what is on disk now: check every file of the session */
-		for (int j = 0; j < s->nfiles; j++)
-			if ((rc = dt_full_check(x, j, opno, d))) {
-				d->op = *op;
-				return rc;
-			}
-		return DV_NONE;
-	}
-	case DT_SEEK_DATA:
-	case DT_SEEK_HOLE: {
-		int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
-		tr = dt_t_lseek(s, i, off, wh);
-		count(x, op->kind, tr);
-		if (!rm_lseek_ok_lat(m, off, wh, tr, s->cow[i].st.v, s->cow[i].st.n)) {
-			int64_t e = rm_lseek(m, off, wh);
-			div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
-				" (%s); the model expects %" PRId64 " (%s) and does not allow that",
-				off, wh == RM_SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", tr,
-				dt_errname(tr < 0 ? (int)tr : 0), e, dt_errname(e < 0 ? (int)e : 0));
-			return DV_SEEK;
-		}
-		return DV_NONE;
-	}
-	case DT_REFLINK: {
-		/* FICLONERANGE into file i from file op->src (refmodel
-		 * rm_clone_range(): XFS remaps, ext4/FUSE say EOPNOTSUPP) */
-		if (op->src >= s->nfiles) {
-			div_set(d, DV_RET, i, opno, op, "reflink names source f%d but the session "
-				"has %d files", op->src, s->nfiles);
-			return -EINVAL;
-		}
-		int64_t old = rm_size(m);
-		mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
-		tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		rc = check_resized(x, i, old, op, opno, d);
-		if (mr < 0 || rc)
-			return rc;
-		/* both ranges share blocks now (cowlat.c); len 0 = to the
-		 * source EOF */
-		int64_t ss = rm_size(s->model[op->src]);
-		int64_t rl = len ? len : ss - op->soff;
-		if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, off, rl)))
-			return rc;
-		/* len 0 clones to the source EOF: the range ends at most at the
-		 * new size rounded up to a block */
-		int64_t end = len ? dt_sat_add(dt_sat_add(off, len), bs - 1) & ~(bs - 1)
-				  : dt_sat_add(rm_size(m), bs);
-		if ((rc = map_after(x, i, off, end, op, opno, d)))
-			return rc;
-		return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);
-	}
-	default:
-		div_set(d, DV_RET, i, opno, op, "unknown op kind %d", op->kind);
-		return -EINVAL;
-	}
-enospc:
-	/* The model has no notion of free space: a real ENOSPC is not a
-	 * divergence, but the file's state is now unknown: start it afresh. */
-	x->enospc++;
-	s->t->enospc_resets++;
-	x->file_reset = 1;
-	rc = dt_session_reset_file(s, i);
-	return rc < 0 ? rc : DV_NONE;
+	double dt = now() - t0;
+	if (op->kind < DT_NKINDS)
+		x->kind_sec[op->kind] += dt;
+	if (op->file < DT_MAXFILES)
+		x->file_sec[op->file] += dt;
+	return rc;
 }
 
 /* ext4: 4 extents fit in the inode (i_block), an index or leaf block of
