@@ -86,7 +86,7 @@ int dt_kind_is_falloc(int kind);
 int dt_kind_is_global(int kind);		/* drop caches, remount */
 /* One line, no newline; `buf` >= 128 bytes. */
 void dt_op_format(const struct dt_op *op, char *buf, size_t n);
-/* Parse one line; 0, or -EINVAL with a message in err. */
+/* Parse one line; 0, or -EINVAL with a message in err (op unchanged). */
 int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn);
 void dt_fill_pattern(void *buf, size_t len, uint8_t pat);
 const char *dt_errname(int err);		/* "EINVAL", "OK" for 0 */

@@ -218,6 +218,61 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 	return out;
 }
 
+/* The state of the target's block at p (extents ext[0..ne), sorted; *e:
+ * the first not ending before p) and where that state ends, within end. */
+static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e,
+			     int64_t p, int64_t end, int64_t bs, int64_t *q)
+{
+	unsigned st;
+
+	while (*e < ne && dt_sat_add(ext[*e].logical, ext[*e].length) <= p)
+		(*e)++;
+	if (*e < ne && (ext[*e].logical & ~(bs - 1)) <= p) {
+		st = (ext[*e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+		/* whole blocks: an extent ending mid-block (a byte-exact map
+		 * clipped at EOF) covers its last block */
+		*q = dt_sat_add(dt_sat_add(ext[*e].logical, ext[*e].length), bs - 1) & ~(bs - 1);
+	} else {
+		st = RM_HOLE;
+		*q = *e < ne ? (ext[*e].logical & ~(bs - 1)) : end;
+	}
+	if (*q > end)
+		*q = end;
+	if (*q <= p)
+		*q = dt_sat_add(p, bs);
+	return st;
+}
+
+/* The model's runs (x->runs, covering the checked range) against the
+ * target's extents (x->ext[0..ne)): every real state in its may-set. */
+static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t e = 0;
+
+	for (size_t r = 0; r < x->nruns; r++) {
+		const struct rm_run *run = &x->runs[r];
+		int64_t p = run->off, end = run->off + run->len, q;
+		for (; p < end; p = q) {
+			unsigned st = target_state(x->ext, ne, &e, p, end, bs, &q);
+			if (run->may & st)
+				continue;
+			char mm[4];
+			may_str(run->may, mm);
+			div_set(d, DV_MAP, i, opno, op,
+				"block map: bytes %" PRId64 "..%" PRId64 " (blocks %" PRId64
+				"..%" PRId64 ") are %c on the target, the model allows {%s}",
+				p, q, p / bs, (q - 1) / bs, state_char(st), mm);
+			d->map_lo = p;
+			d->map_hi = q;
+			int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
+			d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
+			return DV_MAP;
+		}
+	}
+	return DV_NONE;
+}
+
 /* Check the map of [lo, hi) (hi INT64_MAX: to the end of both maps). */
 static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -279,46 +334,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		div_set(d, DV_MAP, i, opno, op, "model walk failed: %s", dt_errname(rc));
 		return DV_MAP;
 	}
-	/* sweep: model runs (cover [lo, hi)) against real extents */
-	int64_t e = 0;
-	for (size_t r = 0; r < x->nruns; r++) {
-		const struct rm_run *run = &x->runs[r];
-		int64_t p = run->off, end = run->off + run->len;
-		while (p < end) {
-			while (e < ne && dt_sat_add(x->ext[e].logical, x->ext[e].length) <= p)
-				e++;
-			unsigned st;
-			int64_t q;
-			if (e < ne && (x->ext[e].logical & ~(bs - 1)) <= p) {
-				st = (x->ext[e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
-				/* whole blocks: an extent ending mid-block (a byte-exact
-				 * map clipped at EOF) covers its last block */
-				q = dt_sat_add(dt_sat_add(x->ext[e].logical, x->ext[e].length), bs - 1) & ~(bs - 1);
-			} else {
-				st = RM_HOLE;
-				q = e < ne ? (x->ext[e].logical & ~(bs - 1)) : end;
-			}
-			if (q > end)
-				q = end;
-			if (q <= p)
-				q = dt_sat_add(p, bs);
-			if (!(run->may & st)) {
-				char mm[4];
-				may_str(run->may, mm);
-				div_set(d, DV_MAP, i, opno, op,
-					"block map: bytes %" PRId64 "..%" PRId64 " (blocks %" PRId64
-					"..%" PRId64 ") are %c on the target, the model allows {%s}",
-					p, q, p / bs, (q - 1) / bs, state_char(st), mm);
-				d->map_lo = p;
-				d->map_hi = q;
-				int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
-				d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
-				return DV_MAP;
-			}
-			p = q;
-		}
-	}
-	return DV_NONE;
+	return sweep_map(x, i, ne, bs, op, opno, d);
 }
 
 /* ---- data ---- */
@@ -389,10 +405,11 @@ static void fill_pattern(unsigned char *b, size_t n, uint8_t pat)
  * runs in [p, p+n) decide how: a hole or unwritten run reads as zeros, so
  * the target's bytes are checked for zeros in place (nothing is copied out
  * of the model); a data run is copied out (rm_pread) and compared with
- * memcmp.  This replaced XXH3 of both sides (pread buffer and rm_hash()):
- * under TCG hashing costs several emulated vector operations per 16 bytes
- * and ran over every byte twice, memcmp and memcpy are cheap and holes cost
- * one pass.  Returns 1 same, 0 different, <0 model walk error. */
+ * memcmp.  Not a hash of both sides (XXH3 of the pread buffer and
+ * rm_hash()): under TCG hashing costs several emulated vector operations
+ * per 16 bytes and runs over every byte twice, memcmp and memcpy are cheap
+ * and holes cost one pass.  Returns 1 same, 0 different, <0 model walk
+ * error. */
 static int same_as_model(struct dt_exec *x, int i, int64_t p, size_t n)
 {
 	struct rm_file *m = x->s->model[i];
@@ -537,6 +554,91 @@ int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 	return rc;
 }
 
+/* Reads of [lo, hi) gathered by full_check(): one pread for ranges that
+ * touch or lie within 4 blocks of each other (a striped file would take
+ * one syscall per block otherwise): more bytes compared, never fewer. */
+struct reads {
+	int64_t lo, hi;		/* lo < 0: none gathered */
+};
+
+static int read_add(struct dt_exec *x, int i, struct reads *rd, int64_t a, int64_t b,
+		    int64_t bs, uint64_t opno, struct dt_div *d)
+{
+	int rc = DV_NONE;
+
+	if (a < 0)
+		return DV_NONE;
+	if (rd->lo >= 0 && a <= dt_sat_add(rd->hi, 4 * bs)) {
+		if (b > rd->hi)
+			rd->hi = b;
+		return DV_NONE;
+	}
+	if (rd->lo >= 0)
+		rc = data_range(x, i, rd->lo, rd->hi, NULL, opno, d);
+	rd->lo = a;
+	rd->hi = b;
+	return rc;
+}
+
+/* Where the piece of model run r that starts at p ends (*q), and whether
+ * all of it is read (1) or only its first and last block (0): the target's
+ * written extents are x->ext[0..nw), *e the first not ending before p. */
+static int read_whole(const struct dt_exec *x, const struct rm_run *r, int64_t p,
+		      int64_t nw, int64_t *e, int64_t bs, int64_t *q)
+{
+	int64_t end = r->off + r->len;
+
+	if (r->state == RM_DATA || x->ext_n < 0) {
+		/* without a map of the target: whatever may be data */
+		*q = end;
+		return r->state == RM_DATA || (r->may & RM_DATA);
+	}
+	while (*e < nw && dt_sat_add(x->ext[*e].logical, x->ext[*e].length) <= p)
+		(*e)++;
+	int64_t ea = *e < nw ? x->ext[*e].logical & ~(bs - 1) : end;
+	int full = ea <= p;
+	*q = full ? dt_sat_add(dt_sat_add(x->ext[*e].logical, x->ext[*e].length),
+			       bs - 1) & ~(bs - 1) : ea;
+	if (*q > end || *q <= p)
+		*q = end;
+	return full;
+}
+
+/* Every byte that either side holds as written data is compared:
+ * the model's data runs, and wherever the target's map (the
+ * whole-file FIEMAP just taken, after write-back) has a written
+ * extent, e.g. XFS speculative preallocation that a truncate up
+ * brought inside EOF (model: a hole that may be data), where stale
+ * bytes would show.  Ranges that both sides hold as holes or
+ * unwritten read as zeros by definition: the first and last block of
+ * each is sampled (bulk zeros cost TCG time and catch little that the
+ * map check does not).  Reading every run the model allows to be data
+ * whole, even where the target has no block, would read mostly zeros
+ * on XFS. */
+static int data_sweep(struct dt_exec *x, int i, const struct rm_run *runs, size_t nr,
+		      int64_t bs, uint64_t opno, struct dt_div *d)
+{
+	struct reads rd = { -1, -1 };
+	int64_t nw = 0, e = 0;
+	int rc;
+
+	for (int64_t k = 0; k < x->ext_n; k++)	/* (none when ext_n < 0) */
+		if (!(x->ext[k].flags & RM_FIEMAP_UNWRITTEN))
+			x->ext[nw++] = x->ext[k];	/* written extents, sorted */
+	for (size_t r = 0; r < nr; r++) {
+		for (int64_t p = runs[r].off, q; p < runs[r].off + runs[r].len; p = q) {
+			int full = read_whole(x, &runs[r], p, nw, &e, bs, &q);
+			/* what to read: all of [p, q), or (zeros on both
+			 * sides) its first and last block */
+			if ((rc = read_add(x, i, &rd, p, full ? q : dt_sat_add(p, bs), bs, opno, d)) ||
+			    (rc = read_add(x, i, &rd, full || q - p <= bs ? -1 : q - bs, q, bs,
+					   opno, d)))
+				return rc;
+		}
+	}
+	return rd.lo >= 0 ? data_range(x, i, rd.lo, rd.hi, NULL, opno, d) : DV_NONE;
+}
+
 static int full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 {
 	struct rm_file *m = x->s->model[i];
@@ -562,70 +664,7 @@ static int full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 		return -ENOMEM;
 	if (nr)
 		memcpy(runs, x->runs, nr * sizeof(*runs));
-	/* Every byte that either side holds as written data is compared:
-	 * the model's data runs, and wherever the target's map (the
-	 * whole-file FIEMAP just taken, after write-back) has a written
-	 * extent, e.g. XFS speculative preallocation that a truncate up
-	 * brought inside EOF (model: a hole that may be data), where stale
-	 * bytes would show.  Ranges that both sides hold as holes or
-	 * unwritten read as zeros by definition: the first and last block of
-	 * each is sampled (bulk zeros cost TCG time and catch little that the
-	 * map check does not).  Before, every run the model allowed to be
-	 * data was read whole even where the target had no block: on XFS
-	 * that was most of the bytes read. */
-	int64_t nw = 0;
-	for (int64_t k = 0; k < x->ext_n; k++)	/* (none when ext_n < 0) */
-		if (!(x->ext[k].flags & RM_FIEMAP_UNWRITTEN))
-			x->ext[nw++] = x->ext[k];	/* written extents, sorted */
-	rc = DV_NONE;
-	int64_t dlo = -1, dhi = -1, e = 0;
-	for (size_t r = 0; r < nr && !rc; r++) {
-		int64_t p = runs[r].off, end = runs[r].off + runs[r].len;
-		while (p < end && !rc) {
-			int64_t q;
-			int full;
-			if (runs[r].state == RM_DATA || x->ext_n < 0) {
-				/* without a map of the target: whatever may be data */
-				full = runs[r].state == RM_DATA || (runs[r].may & RM_DATA);
-				q = end;
-			} else {
-				while (e < nw && dt_sat_add(x->ext[e].logical, x->ext[e].length) <= p)
-					e++;
-				int64_t ea = e < nw ? x->ext[e].logical & ~(bs - 1) : end;
-				full = ea <= p;
-				q = full ? dt_sat_add(dt_sat_add(x->ext[e].logical, x->ext[e].length),
-						      bs - 1) & ~(bs - 1) : ea;
-				if (q > end)
-					q = end;
-				if (q <= p)
-					q = end;
-			}
-			/* what to read: all of [p, q), or (zeros on both sides)
-			 * its first and last block */
-			int64_t want[2][2] = { { p, full ? q : dt_sat_add(p, bs) },
-					       { full || q - p <= bs ? -1 : q - bs, q } };
-			for (int w = 0; w < 2 && !rc; w++) {
-				if (want[w][0] < 0)
-					continue;
-				/* one pread for ranges that touch or lie within
-				 * 4 blocks of each other (a striped file would take
-				 * one syscall per block otherwise): more bytes
-				 * compared, never fewer */
-				if (dlo >= 0 && want[w][0] <= dt_sat_add(dhi, 4 * bs)) {
-					if (want[w][1] > dhi)
-						dhi = want[w][1];
-					continue;
-				}
-				if (dlo >= 0)
-					rc = data_range(x, i, dlo, dhi, NULL, opno, d);
-				dlo = want[w][0];
-				dhi = want[w][1];
-			}
-			p = q;
-		}
-	}
-	if (!rc && dlo >= 0)
-		rc = data_range(x, i, dlo, dhi, NULL, opno, d);
+	rc = data_sweep(x, i, runs, nr, bs, opno, d);
 	free(runs);
 	struct rm_stats st;
 	rm_stats(m, &st);

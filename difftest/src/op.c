@@ -265,7 +265,8 @@ static void unknown_cmd(const char *c, char *err, size_t errn)
 	}
 }
 
-int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn)
+/* Parse into *op (zeroed first); the caller's op changes only on success. */
+static int parse_line(const char *line, struct dt_op *op, char *err, size_t errn)
 {
 	char copy[512], *w[MAX_WORDS];
 	int nw, used;
@@ -295,6 +296,16 @@ int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn)
 	}
 	op->kind = (uint8_t)(od - dt_ops);
 	return od->log_parse(od, w + 1 + used, nw - 1 - used, op, err, errn);
+}
+
+int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn)
+{
+	struct dt_op tmp;
+	int rc = parse_line(line, &tmp, err, errn);
+
+	if (!rc)
+		*op = tmp;
+	return rc;
 }
 
 int dt_op_equal(const struct dt_op *a, const struct dt_op *b)
