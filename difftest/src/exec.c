@@ -906,9 +906,10 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	int64_t end = shift || len > INT64_MAX - off ? INT64_MAX : off + len;
 	if ((rc = map_after(x, i, off, end, op, opno, d)))
 		return rc;
+	int64_t bs = rm_blocksize(m);	/* 64-bit: the mask keeps off's high bits */
 	if (shift)
-		return data_check(x, i, off & ~(rm_blocksize(m) - 1), rm_size(m),
-				  x->o.shift_check_max, op, opno, d);
+		return data_check(x, i, off & ~(bs - 1), rm_size(m), x->o.shift_check_max,
+				  op, opno, d);
 	return falloc_edges(x, op, end, opno, d);
 }
 
