@@ -36,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt.h"
+#include "optab.h"
+#include "rm_vec.h"
 
 #define COW_WINDOW_BLOCKS 32	/* XFS_DEFAULT_COWEXTSZ_HINT */
 
@@ -53,25 +54,12 @@ static int64_t up(int64_t x, int64_t a)
 	return x % a ? dt_sat_add(x, a - x % a) : x;
 }
 
-static int grow(struct dt_spans *p)
-{
-	if (p->n < p->cap)
-		return 0;
-	size_t nc = p->cap ? p->cap * 2 : 8;
-	struct rm_span *nv = realloc(p->v, nc * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	p->v = nv;
-	p->cap = nc;
-	return 0;
-}
-
 /* Add [a, b), keeping the spans sorted, disjoint and merged. */
 static int sp_add(struct dt_spans *p, int64_t a, int64_t b)
 {
 	if (a >= b)
 		return 0;
-	if (grow(p))
+	if (RM_VEC_RESERVE(&p->v, &p->cap, p->n + 1, 8))
 		return -ENOMEM;
 	size_t i = 0;
 	while (i < p->n && p->v[i].end < a)
@@ -177,50 +165,89 @@ int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
 	return rc ? rc : sp_add(&src->sh, soff, dt_sat_add(soff, l));
 }
 
+/* The first block of op and the end of its range (its offset when it has
+ * no length). */
+static int64_t op_start(const struct dt_op *op, int64_t bs)
+{
+	return op->off < 0 ? 0 : op->off - op->off % bs;
+}
+
+static int64_t op_end(const struct dt_op *op)
+{
+	return op->len > 0 ? dt_sat_add(op->off, op->len) : op->off;
+}
+
+/* An op that may write or zero blocks (DT_FMODE: any other mode word):
+ * staging around its shared part. */
+int dt_cow_stage(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		 int64_t old_size, int64_t new_size)
+{
+	int64_t end = op_end(op);
+
+	(void)old_size;
+	(void)new_size;
+	if (op->off < 0 || end <= op->off)
+		return 0;
+	return stage(c, bs, op_start(op, bs), up(end, bs));
+}
+
+/* Write, mmap write, zero, punch, unshare: staging, and the blocks are
+ * copied on write or freed: no longer shared. */
+int dt_cow_write(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		 int64_t old_size, int64_t new_size)
+{
+	int64_t end = op_end(op);
+	int rc;
+
+	if (op->off < 0 || end <= op->off)
+		return 0;
+	if ((rc = dt_cow_stage(c, op, bs, old_size, new_size)))
+		return rc;
+	return sp_edit(&c->sh, op_start(op, bs), up(end, bs), INT64_MAX, 0);
+}
+
+/* A truncate zeroes the block holding the lower of the two sizes; down,
+ * it drops what lies past the new EOF block. */
+int dt_cow_truncate(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		    int64_t old_size, int64_t new_size)
+{
+	int64_t m = old_size < op->off ? old_size : op->off;
+	int rc;
+
+	if (m < 0)
+		return 0;
+	if ((rc = stage(c, bs, m - m % bs, dt_sat_add(m - m % bs, bs))))
+		return rc;
+	if (new_size < old_size) {
+		sp_cut_from(&c->st, up(new_size, bs));
+		sp_cut_from(&c->sh, up(new_size, bs));
+	}
+	return 0;
+}
+
+/* A successful insert or collapse (the size changed) cancels staging from
+ * one block before its offset (xfs_prepare_shift()); shared ranges move
+ * with their data. */
+int dt_cow_shift(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
+		 int64_t old_size, int64_t new_size)
+{
+	int64_t a = op_start(op, bs);
+
+	if (new_size == old_size || op->off < 0 || op->len <= 0)
+		return 0;
+	sp_cut_from(&c->st, a >= bs ? a - bs : 0);
+	if (dt_opdesc_of(op->kind)->shift > 0)
+		return sp_edit(&c->sh, 0, 0, op->off, op->len);
+	return sp_edit(&c->sh, op->off, dt_sat_add(op->off, op->len),
+		       dt_sat_add(op->off, op->len), -op->len);
+}
+
 int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 		 int64_t old_size, int64_t new_size)
 {
-	if (!c->reflinked)
+	const struct dt_opdesc *od = dt_opdesc_of(op->kind);
+
+	if (!c->reflinked || !od->cowlat)
 		return 0;
-	int64_t a = op->off < 0 ? 0 : op->off - op->off % bs;
-	int64_t end = op->len > 0 ? dt_sat_add(op->off, op->len) : op->off;
-	int rc;
-	switch (op->kind) {
-	case DT_PWRITE:
-	case DT_MWRITE:
-	case DT_ZERO:
-	case DT_ZERO_KEEP:
-	case DT_PUNCH:
-	case DT_UNSHARE:
-	case DT_FMODE:
-		if (op->off < 0 || end <= op->off)
-			return 0;
-		if ((rc = stage(c, bs, a, up(end, bs))))
-			return rc;
-		/* copied on write or freed: no longer shared */
-		return op->kind == DT_FMODE ? 0 : sp_edit(&c->sh, a, up(end, bs), INT64_MAX, 0);
-	case DT_TRUNCATE: {
-		int64_t m = old_size < op->off ? old_size : op->off;
-		if (m < 0)
-			return 0;
-		if ((rc = stage(c, bs, m - m % bs, dt_sat_add(m - m % bs, bs))))
-			return rc;
-		if (new_size < old_size) {
-			sp_cut_from(&c->st, up(new_size, bs));
-			sp_cut_from(&c->sh, up(new_size, bs));
-		}
-		return 0;
-	}
-	case DT_INSERT:
-	case DT_COLLAPSE:
-		if (new_size == old_size || op->off < 0 || op->len <= 0)
-			return 0;
-		sp_cut_from(&c->st, a >= bs ? a - bs : 0);
-		if (op->kind == DT_INSERT)
-			return sp_edit(&c->sh, 0, 0, op->off, op->len);
-		return sp_edit(&c->sh, op->off, dt_sat_add(op->off, op->len),
-			       dt_sat_add(op->off, op->len), -op->len);
-	default:
-		return 0;
-	}
+	return od->cowlat(c, op, bs, old_size, new_size);
 }

@@ -5,13 +5,15 @@
  * in-process) and against a real file system (or a test-only faulty model),
  * compares every result, and shrinks each divergence to a reproducer.
  *
- * Pieces: op.c (operation kinds, the text op log, xfs_io rendering),
- * gen.c (deterministic weighted generator), target.c (real directories and
- * the model-backed faulty targets behind one interface), exec.c (execute an
- * op on model and target, the oracle), shrink.c (ddmin and reproducer
- * files), shiftmap.c (moving a candidate's ops across the shifts ddmin
- * removed), cowlat.c (where XFS may keep CoW staging: lseek latitude),
- * report.c (statistics, progress, JSON report and merge), main.c.
+ * Pieces: optab.c (one descriptor per op kind: what every module does
+ * with it, optab.h), op.c (the text op log), gen.c (deterministic weighted
+ * generator), target.c (real directories and the model-backed faulty
+ * targets behind one interface), exec.c (execute an op on model and
+ * target, the oracle), shrink.c (ddmin and reproducer files), script.c
+ * (repro.sh, the xfs_io reproducer), shiftmap.c (moving a candidate's ops
+ * across the shifts ddmin removed), cowlat.c (where XFS may keep CoW
+ * staging: lseek latitude), report.c (statistics, progress, JSON report
+ * and merge), main.c.
  */
 #ifndef DIFFTEST_DT_H
 #define DIFFTEST_DT_H
@@ -84,7 +86,7 @@ int dt_kind_is_falloc(int kind);
 int dt_kind_is_global(int kind);		/* drop caches, remount */
 /* One line, no newline; `buf` >= 128 bytes. */
 void dt_op_format(const struct dt_op *op, char *buf, size_t n);
-/* Parse one line; 0, or -EINVAL with a message in err. */
+/* Parse one line; 0, or -EINVAL with a message in err (op unchanged). */
 int dt_op_parse(const char *line, struct dt_op *op, char *err, size_t errn);
 void dt_fill_pattern(void *buf, size_t len, uint8_t pat);
 const char *dt_errname(int err);		/* "EINVAL", "OK" for 0 */
@@ -386,6 +388,11 @@ ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8
  * affinity mask; returns the CPU, or -errno. */
 int dt_cpu_pick(const cpu_set_t *set, int slot);
 int dt_pin(int slot);
+/* script.c: the ops as repro.sh (an xfs_io shell script that exits 1,
+ * "BUG REPRODUCED", when the kernel still shows divergence d; d == NULL: a
+ * crash reproducer, whose verdict is the kernel log). */
+void dt_write_script(FILE *f, struct dt_target *t, int nfiles, const struct dt_op *ops,
+		     size_t n, const struct dt_div *d);
 /* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,

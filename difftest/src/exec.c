@@ -25,7 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dt.h"
+#include "optab.h"
+#include "rm_vec.h"
 
 static double now(void)
 {
@@ -107,14 +108,10 @@ static int run_cb(void *ctx, const struct rm_run *r)
 {
 	struct dt_exec *x = ctx;
 
-	if (x->nruns == x->runcap) {
-		size_t nc = x->runcap ? x->runcap * 2 : 256;
-		struct rm_run *n = realloc(x->runs, nc * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		x->runs = n;
-		x->runcap = nc;
-	}
+	int rc = RM_VEC_RESERVE(&x->runs, &x->runcap, x->nruns + 1, 256);
+
+	if (rc)
+		return rc;
 	x->runs[x->nruns++] = *r;
 	return 0;
 }
@@ -221,6 +218,61 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 	return out;
 }
 
+/* The state of the target's block at p (extents ext[0..ne), sorted; *e:
+ * the first not ending before p) and where that state ends, within end. */
+static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e,
+			     int64_t p, int64_t end, int64_t bs, int64_t *q)
+{
+	unsigned st;
+
+	while (*e < ne && dt_sat_add(ext[*e].logical, ext[*e].length) <= p)
+		(*e)++;
+	if (*e < ne && (ext[*e].logical & ~(bs - 1)) <= p) {
+		st = (ext[*e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+		/* whole blocks: an extent ending mid-block (a byte-exact map
+		 * clipped at EOF) covers its last block */
+		*q = dt_sat_add(dt_sat_add(ext[*e].logical, ext[*e].length), bs - 1) & ~(bs - 1);
+	} else {
+		st = RM_HOLE;
+		*q = *e < ne ? (ext[*e].logical & ~(bs - 1)) : end;
+	}
+	if (*q > end)
+		*q = end;
+	if (*q <= p)
+		*q = dt_sat_add(p, bs);
+	return st;
+}
+
+/* The model's runs (x->runs, covering the checked range) against the
+ * target's extents (x->ext[0..ne)): every real state in its may-set. */
+static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t e = 0;
+
+	for (size_t r = 0; r < x->nruns; r++) {
+		const struct rm_run *run = &x->runs[r];
+		int64_t p = run->off, end = run->off + run->len, q;
+		for (; p < end; p = q) {
+			unsigned st = target_state(x->ext, ne, &e, p, end, bs, &q);
+			if (run->may & st)
+				continue;
+			char mm[4];
+			may_str(run->may, mm);
+			div_set(d, DV_MAP, i, opno, op,
+				"block map: bytes %" PRId64 "..%" PRId64 " (blocks %" PRId64
+				"..%" PRId64 ") are %c on the target, the model allows {%s}",
+				p, q, p / bs, (q - 1) / bs, state_char(st), mm);
+			d->map_lo = p;
+			d->map_hi = q;
+			int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
+			d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
+			return DV_MAP;
+		}
+	}
+	return DV_NONE;
+}
+
 /* Check the map of [lo, hi) (hi INT64_MAX: to the end of both maps). */
 static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -282,46 +334,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		div_set(d, DV_MAP, i, opno, op, "model walk failed: %s", dt_errname(rc));
 		return DV_MAP;
 	}
-	/* sweep: model runs (cover [lo, hi)) against real extents */
-	int64_t e = 0;
-	for (size_t r = 0; r < x->nruns; r++) {
-		const struct rm_run *run = &x->runs[r];
-		int64_t p = run->off, end = run->off + run->len;
-		while (p < end) {
-			while (e < ne && dt_sat_add(x->ext[e].logical, x->ext[e].length) <= p)
-				e++;
-			unsigned st;
-			int64_t q;
-			if (e < ne && (x->ext[e].logical & ~(bs - 1)) <= p) {
-				st = (x->ext[e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
-				/* whole blocks: an extent ending mid-block (a byte-exact
-				 * map clipped at EOF) covers its last block */
-				q = dt_sat_add(dt_sat_add(x->ext[e].logical, x->ext[e].length), bs - 1) & ~(bs - 1);
-			} else {
-				st = RM_HOLE;
-				q = e < ne ? (x->ext[e].logical & ~(bs - 1)) : end;
-			}
-			if (q > end)
-				q = end;
-			if (q <= p)
-				q = dt_sat_add(p, bs);
-			if (!(run->may & st)) {
-				char mm[4];
-				may_str(run->may, mm);
-				div_set(d, DV_MAP, i, opno, op,
-					"block map: bytes %" PRId64 "..%" PRId64 " (blocks %" PRId64
-					"..%" PRId64 ") are %c on the target, the model allows {%s}",
-					p, q, p / bs, (q - 1) / bs, state_char(st), mm);
-				d->map_lo = p;
-				d->map_hi = q;
-				int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
-				d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
-				return DV_MAP;
-			}
-			p = q;
-		}
-	}
-	return DV_NONE;
+	return sweep_map(x, i, ne, bs, op, opno, d);
 }
 
 /* ---- data ---- */
@@ -392,10 +405,11 @@ static void fill_pattern(unsigned char *b, size_t n, uint8_t pat)
  * runs in [p, p+n) decide how: a hole or unwritten run reads as zeros, so
  * the target's bytes are checked for zeros in place (nothing is copied out
  * of the model); a data run is copied out (rm_pread) and compared with
- * memcmp.  This replaced XXH3 of both sides (pread buffer and rm_hash()):
- * under TCG hashing costs several emulated vector operations per 16 bytes
- * and ran over every byte twice, memcmp and memcpy are cheap and holes cost
- * one pass.  Returns 1 same, 0 different, <0 model walk error. */
+ * memcmp.  Not a hash of both sides (XXH3 of the pread buffer and
+ * rm_hash()): under TCG hashing costs several emulated vector operations
+ * per 16 bytes and runs over every byte twice, memcmp and memcpy are cheap
+ * and holes cost one pass.  Returns 1 same, 0 different, <0 model walk
+ * error. */
 static int same_as_model(struct dt_exec *x, int i, int64_t p, size_t n)
 {
 	struct rm_file *m = x->s->model[i];
@@ -540,6 +554,91 @@ int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 	return rc;
 }
 
+/* Reads of [lo, hi) gathered by full_check(): one pread for ranges that
+ * touch or lie within 4 blocks of each other (a striped file would take
+ * one syscall per block otherwise): more bytes compared, never fewer. */
+struct reads {
+	int64_t lo, hi;		/* lo < 0: none gathered */
+};
+
+static int read_add(struct dt_exec *x, int i, struct reads *rd, int64_t a, int64_t b,
+		    int64_t bs, uint64_t opno, struct dt_div *d)
+{
+	int rc = DV_NONE;
+
+	if (a < 0)
+		return DV_NONE;
+	if (rd->lo >= 0 && a <= dt_sat_add(rd->hi, 4 * bs)) {
+		if (b > rd->hi)
+			rd->hi = b;
+		return DV_NONE;
+	}
+	if (rd->lo >= 0)
+		rc = data_range(x, i, rd->lo, rd->hi, NULL, opno, d);
+	rd->lo = a;
+	rd->hi = b;
+	return rc;
+}
+
+/* Where the piece of model run r that starts at p ends (*q), and whether
+ * all of it is read (1) or only its first and last block (0): the target's
+ * written extents are x->ext[0..nw), *e the first not ending before p. */
+static int read_whole(const struct dt_exec *x, const struct rm_run *r, int64_t p,
+		      int64_t nw, int64_t *e, int64_t bs, int64_t *q)
+{
+	int64_t end = r->off + r->len;
+
+	if (r->state == RM_DATA || x->ext_n < 0) {
+		/* without a map of the target: whatever may be data */
+		*q = end;
+		return r->state == RM_DATA || (r->may & RM_DATA);
+	}
+	while (*e < nw && dt_sat_add(x->ext[*e].logical, x->ext[*e].length) <= p)
+		(*e)++;
+	int64_t ea = *e < nw ? x->ext[*e].logical & ~(bs - 1) : end;
+	int full = ea <= p;
+	*q = full ? dt_sat_add(dt_sat_add(x->ext[*e].logical, x->ext[*e].length),
+			       bs - 1) & ~(bs - 1) : ea;
+	if (*q > end || *q <= p)
+		*q = end;
+	return full;
+}
+
+/* Every byte that either side holds as written data is compared:
+ * the model's data runs, and wherever the target's map (the
+ * whole-file FIEMAP just taken, after write-back) has a written
+ * extent, e.g. XFS speculative preallocation that a truncate up
+ * brought inside EOF (model: a hole that may be data), where stale
+ * bytes would show.  Ranges that both sides hold as holes or
+ * unwritten read as zeros by definition: the first and last block of
+ * each is sampled (bulk zeros cost TCG time and catch little that the
+ * map check does not).  Reading every run the model allows to be data
+ * whole, even where the target has no block, would read mostly zeros
+ * on XFS. */
+static int data_sweep(struct dt_exec *x, int i, const struct rm_run *runs, size_t nr,
+		      int64_t bs, uint64_t opno, struct dt_div *d)
+{
+	struct reads rd = { -1, -1 };
+	int64_t nw = 0, e = 0;
+	int rc;
+
+	for (int64_t k = 0; k < x->ext_n; k++)	/* (none when ext_n < 0) */
+		if (!(x->ext[k].flags & RM_FIEMAP_UNWRITTEN))
+			x->ext[nw++] = x->ext[k];	/* written extents, sorted */
+	for (size_t r = 0; r < nr; r++) {
+		for (int64_t p = runs[r].off, q; p < runs[r].off + runs[r].len; p = q) {
+			int full = read_whole(x, &runs[r], p, nw, &e, bs, &q);
+			/* what to read: all of [p, q), or (zeros on both
+			 * sides) its first and last block */
+			if ((rc = read_add(x, i, &rd, p, full ? q : dt_sat_add(p, bs), bs, opno, d)) ||
+			    (rc = read_add(x, i, &rd, full || q - p <= bs ? -1 : q - bs, q, bs,
+					   opno, d)))
+				return rc;
+		}
+	}
+	return rd.lo >= 0 ? data_range(x, i, rd.lo, rd.hi, NULL, opno, d) : DV_NONE;
+}
+
 static int full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 {
 	struct rm_file *m = x->s->model[i];
@@ -565,70 +664,7 @@ static int full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d)
 		return -ENOMEM;
 	if (nr)
 		memcpy(runs, x->runs, nr * sizeof(*runs));
-	/* Every byte that either side holds as written data is compared:
-	 * the model's data runs, and wherever the target's map (the
-	 * whole-file FIEMAP just taken, after write-back) has a written
-	 * extent, e.g. XFS speculative preallocation that a truncate up
-	 * brought inside EOF (model: a hole that may be data), where stale
-	 * bytes would show.  Ranges that both sides hold as holes or
-	 * unwritten read as zeros by definition: the first and last block of
-	 * each is sampled (bulk zeros cost TCG time and catch little that the
-	 * map check does not).  Before, every run the model allowed to be
-	 * data was read whole even where the target had no block: on XFS
-	 * that was most of the bytes read. */
-	int64_t nw = 0;
-	for (int64_t k = 0; k < x->ext_n; k++)	/* (none when ext_n < 0) */
-		if (!(x->ext[k].flags & RM_FIEMAP_UNWRITTEN))
-			x->ext[nw++] = x->ext[k];	/* written extents, sorted */
-	rc = DV_NONE;
-	int64_t dlo = -1, dhi = -1, e = 0;
-	for (size_t r = 0; r < nr && !rc; r++) {
-		int64_t p = runs[r].off, end = runs[r].off + runs[r].len;
-		while (p < end && !rc) {
-			int64_t q;
-			int full;
-			if (runs[r].state == RM_DATA || x->ext_n < 0) {
-				/* without a map of the target: whatever may be data */
-				full = runs[r].state == RM_DATA || (runs[r].may & RM_DATA);
-				q = end;
-			} else {
-				while (e < nw && dt_sat_add(x->ext[e].logical, x->ext[e].length) <= p)
-					e++;
-				int64_t ea = e < nw ? x->ext[e].logical & ~(bs - 1) : end;
-				full = ea <= p;
-				q = full ? dt_sat_add(dt_sat_add(x->ext[e].logical, x->ext[e].length),
-						      bs - 1) & ~(bs - 1) : ea;
-				if (q > end)
-					q = end;
-				if (q <= p)
-					q = end;
-			}
-			/* what to read: all of [p, q), or (zeros on both sides)
-			 * its first and last block */
-			int64_t want[2][2] = { { p, full ? q : dt_sat_add(p, bs) },
-					       { full || q - p <= bs ? -1 : q - bs, q } };
-			for (int w = 0; w < 2 && !rc; w++) {
-				if (want[w][0] < 0)
-					continue;
-				/* one pread for ranges that touch or lie within
-				 * 4 blocks of each other (a striped file would take
-				 * one syscall per block otherwise): more bytes
-				 * compared, never fewer */
-				if (dlo >= 0 && want[w][0] <= dt_sat_add(dhi, 4 * bs)) {
-					if (want[w][1] > dhi)
-						dhi = want[w][1];
-					continue;
-				}
-				if (dlo >= 0)
-					rc = data_range(x, i, dlo, dhi, NULL, opno, d);
-				dlo = want[w][0];
-				dhi = want[w][1];
-			}
-			p = q;
-		}
-	}
-	if (!rc && dlo >= 0)
-		rc = data_range(x, i, dlo, dhi, NULL, opno, d);
+	rc = data_sweep(x, i, runs, nr, bs, opno, d);
 	free(runs);
 	struct rm_stats st;
 	rm_stats(m, &st);
@@ -645,16 +681,34 @@ static void count(struct dt_exec *x, int kind, int64_t r)
 	x->errs[kind][e < DT_NERRNO ? e : DT_NERRNO - 1]++;
 }
 
-#define RET_DIV(mr, tr) do { \
-	if ((mr) != (tr)) { \
-		div_set(d, DV_RET, i, opno, op, "return: expected %" PRId64 " (%s), target returned %" \
-			PRId64 " (%s)", (int64_t)(mr), dt_errname((mr) < 0 ? (int)(mr) : 0), \
-			(int64_t)(tr), dt_errname((tr) < 0 ? (int)(tr) : 0)); \
-		return DV_RET; \
-	} \
-} while (0)
+/* The model's and the target's return values differ: DV_RET. */
+static int ret_div(struct dt_div *d, int i, uint64_t opno, const struct dt_op *op,
+		   int64_t mr, int64_t tr)
+{
+	if (mr == tr)
+		return DV_NONE;
+	div_set(d, DV_RET, i, opno, op, "return: expected %" PRId64 " (%s), target returned %"
+		PRId64 " (%s)", mr, dt_errname(mr < 0 ? (int)mr : 0), tr,
+		dt_errname(tr < 0 ? (int)tr : 0));
+	return DV_RET;
+}
 
-static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
+/* A real ENOSPC (EDQUOT) where the model succeeded. */
+static int out_of_space(int64_t mr, int64_t tr)
+{
+	return (tr == -ENOSPC || tr == -EDQUOT) && mr >= 0;
+}
+
+/* The model has no notion of free space: a real ENOSPC is not a
+ * divergence, but the file's state is now unknown: start it afresh. */
+static int enospc_reset(struct dt_exec *x, int i)
+{
+	x->enospc++;
+	x->s->t->enospc_resets++;
+	x->file_reset = 1;
+	int rc = dt_session_reset_file(x->s, i);
+	return rc < 0 ? rc : DV_NONE;
+}
 
 /* Map check of an op's range now, or (--map-batch N) later, merged with the
  * other ranges changed since the last check: FIEMAP_FLAG_SYNC writes back,
@@ -704,19 +758,299 @@ static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
 			  op, opno, d);
 }
 
-static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d);
-
-int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
-	double t0 = now();
-	int rc = exec_batched(x, op, opno, d);
+	int i = op->file, rc;
+	size_t n = (size_t)op->len;
 
-	double dt = now() - t0;
-	if (op->kind < DT_NKINDS)
-		x->kind_sec[op->kind] += dt;
-	if (op->file < DT_MAXFILES)
-		x->file_sec[op->file] += dt;
-	return rc;
+	fill_pattern(x->mbuf, n, op->pat);
+	int64_t mr = rm_pwrite(x->s->model[i], x->mbuf, n, op->off);
+	int64_t tr = dt_t_pwrite(x->s, i, x->mbuf, n, op->off);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+}
+
+/* After a read of n bytes at off into mbuf (model) and tbuf (target). */
+static int read_compare(struct dt_exec *x, const struct dt_op *op, int64_t mr, int64_t tr,
+			uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+
+	count(x, op->kind, tr);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr <= 0 || words_equal(x->mbuf, x->tbuf, (size_t)mr))
+		return DV_NONE;
+	int64_t k = 0;
+	while (x->mbuf[k] == x->tbuf[k])
+		k++;
+	div_set(d, DV_DATA, i, opno, op, "data: %s returned 0x%02x at offset %" PRId64
+		", expected 0x%02x", dt_kind_name(op->kind), x->tbuf[k], op->off + k, x->mbuf[k]);
+	d->byte_off = op->off + k;
+	d->exp_byte = x->mbuf[k];
+	d->act_byte = x->tbuf[k];
+	return DV_DATA;
+}
+
+int dt_x_pread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	size_t n = (size_t)op->len;
+	int64_t mr = rm_pread(x->s->model[i], x->mbuf, n, op->off);
+	int64_t tr = dt_t_pread(x->s, i, x->tbuf, n, op->off);
+
+	return read_compare(x, op, mr, tr, opno, d);
+}
+
+int dt_x_mread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+
+	/* mapped I/O past the target's EOF is a SIGBUS: a size that
+	 * differs is a divergence, not a crash */
+	if (n && (rc = check_size(x, i, op, opno, d)))
+		return rc;
+	/* mapped I/O is clipped to [0, EOF) (dt_mapped_len()): with nothing
+	 * left there is no call, so no EINVAL for a negative offset either,
+	 * as in the mwrite case and in repro.sh */
+	int64_t mr = !n ? 0 : rm_pread(m, x->mbuf, n, op->off);
+	int64_t tr = dt_t_mread(x->s, i, x->tbuf, n, op->off);
+	return read_compare(x, op, mr, tr, opno, d);
+}
+
+int dt_x_mwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+
+	if (n && (rc = check_size(x, i, op, opno, d)))	/* (see dt_x_mread()) */
+		return rc;
+	fill_pattern(x->mbuf, n, op->pat);
+	int64_t mr = n ? rm_pwrite(m, x->mbuf, n, op->off) : 0;
+	int64_t tr = dt_t_mwrite(x->s, i, x->mbuf, n, op->off);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+}
+
+int dt_x_truncate(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = x->s->model[i];
+	int64_t bs = rm_blocksize(m), off = op->off, old = rm_size(m);
+	int64_t mr = rm_truncate(m, off);
+	int64_t tr = dt_t_truncate(x->s, i, off);
+
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)) || mr < 0)
+		return rc;
+	int64_t lo = old < off ? old : off;
+	if ((rc = check_size(x, i, op, opno, d)) ||
+	    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
+		return rc;
+	/* the partial block at the new/old EOF must read as zeros past it */
+	return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
+}
+
+/* After a successful fallocate that shifted nothing: the partial blocks
+ * at both edges are where bytes change (or must not); the interior is
+ * zeros or untouched, which the map check and the periodic full check
+ * cover. */
+static int falloc_edges(struct dt_exec *x, const struct dt_op *op, int64_t end,
+			uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	int64_t bs = rm_blocksize(x->s->model[i]), a = op->off & ~(bs - 1);
+
+	if ((rc = data_range(x, i, a, dt_sat_add(a, 2 * bs), op, opno, d)))
+		return rc;
+	if (end == INT64_MAX || end <= dt_sat_add(op->off, 2 * bs))
+		return DV_NONE;
+	return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
+}
+
+int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc, mode = dt_kind_mode(op);
+	struct rm_file *m = s->model[i];
+	int64_t off = op->off, len = op->len, old = rm_size(m);
+	/* a request the FUSE kernel refuses never reaches the model */
+	int64_t mr = dt_t_fuse_front(s->t, mode, off, len);
+
+	if (mr == 0)
+		mr = rm_fallocate(m, mode, off, len);
+	int64_t tr = dt_t_fallocate(s, i, mode, off, len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr < 0)
+		return check_resized(x, i, old, op, opno, d);
+	int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
+	if ((rc = shift ? check_size(x, i, op, opno, d) : check_resized(x, i, old, op, opno, d)))
+		return rc;
+	int64_t end = shift || len > INT64_MAX - off ? INT64_MAX : off + len;
+	if ((rc = map_after(x, i, off, end, op, opno, d)))
+		return rc;
+	int64_t bs = rm_blocksize(m);	/* 64-bit: the mask keeps off's high bits */
+	if (shift)
+		return data_check(x, i, off & ~(bs - 1), rm_size(m), x->o.shift_check_max,
+				  op, opno, d);
+	return falloc_edges(x, op, end, opno, d);
+}
+
+int dt_x_fsync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t mr = rm_fsync(x->s->model[op->file]);
+	int64_t tr = dt_t_fsync(x->s, op->file);
+
+	count(x, op->kind, tr);
+	return ret_div(d, op->file, opno, op, mr, tr);
+}
+
+int dt_x_reopen(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	int64_t tr = dt_t_reopen(x->s, i);
+
+	count(x, op->kind, tr);
+	if (tr < 0) {
+		div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
+		return (int)tr;
+	}
+	/* close may trim post-EOF preallocation (xfs_release()) */
+	return map_after(x, i, rm_size(x->s->model[i]), INT64_MAX, op, opno, d);
+}
+
+int dt_x_drop(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	(void)opno;
+	(void)d;
+	count(x, op->kind, dt_t_drop(x->s));
+	return DV_NONE;
+}
+
+int dt_x_remount(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	char note[PATH_MAX + 128];
+	int rc;
+
+	/* fsck (depth.c) at the first remount and every Nth after: a fresh
+	 * exec (each shrink candidate) starts counting again */
+	s->t->fsck_now = x->o.fsck_every && x->remounts % x->o.fsck_every == 0;
+	x->remounts++;
+	s->t->fsck_msg[0] = 0;
+	int64_t tr = dt_t_remount(s, note, sizeof(note));
+	s->t->fsck_now = 0;
+	count(x, op->kind, tr);
+	if (tr < 0) {
+		div_set(d, DV_RET, op->file, opno, op, "remount failed: %s", note);
+		return (int)tr;
+	}
+	if (s->t->fsck_msg[0]) {
+		/* on-disk corruption the user-visible state may hide */
+		div_set(d, DV_FSCK, op->file, opno, op, "fsck after unmount: %s", s->t->fsck_msg);
+		s->t->fsck_msg[0] = 0;
+		return DV_FSCK;
+	}
+	/* what is on disk now: check every file of the session */
+	for (int j = 0; j < s->nfiles; j++)
+		if ((rc = dt_full_check(x, j, opno, d))) {
+			d->op = *op;
+			return rc;
+		}
+	return DV_NONE;
+}
+
+int dt_x_seek(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file;
+	struct rm_file *m = s->model[i];
+	int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
+	int64_t tr = dt_t_lseek(s, i, op->off, wh);
+
+	count(x, op->kind, tr);
+	if (rm_lseek_ok_lat(m, op->off, wh, tr, s->cow[i].st.v, s->cow[i].st.n))
+		return DV_NONE;
+	int64_t e = rm_lseek(m, op->off, wh);
+	div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
+		" (%s); the model expects %" PRId64 " (%s) and does not allow that",
+		op->off, wh == RM_SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", tr,
+		dt_errname(tr < 0 ? (int)tr : 0), e, dt_errname(e < 0 ? (int)e : 0));
+	return DV_SEEK;
+}
+
+/* FICLONERANGE into file i from file op->src (refmodel rm_clone_range():
+ * XFS remaps, ext4/FUSE say EOPNOTSUPP). */
+int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc;
+	struct rm_file *m = s->model[i];
+	int64_t bs = rm_blocksize(m), off = op->off, len = op->len;
+
+	if (op->src >= s->nfiles) {
+		div_set(d, DV_RET, i, opno, op, "reflink names source f%d but the session "
+			"has %d files", op->src, s->nfiles);
+		return -EINVAL;
+	}
+	int64_t old = rm_size(m);
+	int64_t mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
+	int64_t tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	rc = check_resized(x, i, old, op, opno, d);
+	if (mr < 0 || rc)
+		return rc;
+	/* both ranges share blocks now (cowlat.c); len 0 = to the source EOF */
+	int64_t rl = len ? len : rm_size(s->model[op->src]) - op->soff;
+	if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, off, rl)))
+		return rc;
+	/* len 0 clones to the source EOF: the range ends at most at the new
+	 * size rounded up to a block */
+	int64_t end = len ? dt_sat_add(dt_sat_add(off, len), bs - 1) & ~(bs - 1)
+			  : dt_sat_add(rm_size(m), bs);
+	if ((rc = map_after(x, i, off, end, op, opno, d)))
+		return rc;
+	return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);
+}
+
+int dt_x_unknown(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	(void)x;
+	div_set(d, DV_RET, op->file, opno, op, "unknown op kind %d", op->kind);
+	return -EINVAL;
+}
+
+static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	x->file_reset = 0;
+	if (op->file >= x->s->nfiles) {
+		div_set(d, DV_RET, op->file, opno, op, "op names file f%d but the session has %d files",
+			op->file, x->s->nfiles);
+		return -EINVAL;
+	}
+	x->syscalls++;
+	return dt_opdesc_of(op->kind)->exec(x, op, opno, d);
 }
 
 static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -738,249 +1072,23 @@ static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno
 	if (x->file_reset)
 		x->pend[op->file] = 0;
 	/* global ops and reopen change what is cached: settle the maps first */
-	if (++x->since_map >= x->o.map_batch || dt_kind_is_global(op->kind) ||
-	    op->kind == DT_REOPEN || op->kind == DT_FSYNC)
+	if (++x->since_map >= x->o.map_batch ||
+	    (dt_opdesc_of(op->kind)->flags & DT_OPF_SETTLE))
 		return flush_maps(x, opno, d);
 	return DV_NONE;
 }
 
-static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+int dt_exec_op(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
-	struct dt_session *s = x->s;
-	int i = op->file;
+	double t0 = now();
+	int rc = exec_batched(x, op, opno, d);
 
-	x->file_reset = 0;
-	if (i >= s->nfiles) {
-		div_set(d, DV_RET, i, opno, op, "op names file f%d but the session has %d files",
-			i, s->nfiles);
-		return -EINVAL;
-	}
-	struct rm_file *m = s->model[i];
-	int64_t bs = rm_blocksize(m);
-	int64_t off = op->off, len = op->len;
-	int64_t mr, tr;
-	int rc;
-
-	x->syscalls++;
-	switch (op->kind) {
-	case DT_PWRITE: {
-		size_t n = (size_t)len;
-		fill_pattern(x->mbuf, n, op->pat);
-		mr = rm_pwrite(m, x->mbuf, n, off);
-		tr = dt_t_pwrite(s, i, x->mbuf, n, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
-	}
-	case DT_PREAD:
-	case DT_MREAD: {
-		size_t n = (size_t)len;
-		if (op->kind == DT_MREAD) {
-			int64_t sz = rm_size(m);
-			n = (size_t)dt_mapped_len(off, len, sz);
-			/* mapped I/O past the target's EOF is a SIGBUS: a size
-			 * that differs is a divergence, not a crash */
-			if (n && (rc = check_size(x, i, op, opno, d)))
-				return rc;
-		}
-		/* mapped I/O is clipped to [0, EOF) (dt_mapped_len()): with
-		 * nothing left there is no call, so no EINVAL for a negative
-		 * offset either, as in the mwrite case and in repro.sh */
-		mr = op->kind == DT_MREAD && !n ? 0 : rm_pread(m, x->mbuf, n, off);
-		tr = op->kind == DT_PREAD ? dt_t_pread(s, i, x->tbuf, n, off)
-					  : dt_t_mread(s, i, x->tbuf, n, off);
-		count(x, op->kind, tr);
-		RET_DIV(mr, tr);
-		if (mr > 0 && !words_equal(x->mbuf, x->tbuf, (size_t)mr)) {
-			int64_t k = 0;
-			while (x->mbuf[k] == x->tbuf[k])
-				k++;
-			div_set(d, DV_DATA, i, opno, op, "data: %s returned 0x%02x at offset %" PRId64
-				", expected 0x%02x", dt_kind_name(op->kind), x->tbuf[k], off + k,
-				x->mbuf[k]);
-			d->byte_off = off + k;
-			d->exp_byte = x->mbuf[k];
-			d->act_byte = x->tbuf[k];
-			return DV_DATA;
-		}
-		return DV_NONE;
-	}
-	case DT_MWRITE: {
-		int64_t sz = rm_size(m);
-		size_t n = (size_t)dt_mapped_len(off, len, sz);
-		if (n && (rc = check_size(x, i, op, opno, d)))	/* (see DT_MREAD) */
-			return rc;
-		fill_pattern(x->mbuf, n, op->pat);
-		mr = n ? rm_pwrite(m, x->mbuf, n, off) : 0;
-		tr = dt_t_mwrite(s, i, x->mbuf, n, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		return mr <= 0 ? DV_NONE : written_check(x, i, off, mr, op, opno, d);
-	}
-	case DT_TRUNCATE: {
-		int64_t old = rm_size(m);
-		mr = rm_truncate(m, off);
-		tr = dt_t_truncate(s, i, off);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		if (mr < 0)
-			return DV_NONE;
-		int64_t lo = old < off ? old : off;
-		if ((rc = check_size(x, i, op, opno, d)) ||
-		    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
-			return rc;
-		/* the partial block at the new/old EOF must read as zeros past it */
-		return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
-	}
-	case DT_FALLOC: case DT_FALLOC_KEEP: case DT_PUNCH: case DT_ZERO:
-	case DT_ZERO_KEEP: case DT_INSERT: case DT_COLLAPSE: case DT_UNSHARE:
-	case DT_FMODE: {
-		int mode = dt_kind_mode(op);
-		int64_t old = rm_size(m);
-		/* a request the FUSE kernel refuses never reaches the model */
-		mr = dt_t_fuse_front(s->t, mode, off, len);
-		if (mr == 0)
-			mr = rm_fallocate(m, mode, off, len);
-		tr = dt_t_fallocate(s, i, mode, off, len);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		if (mr < 0)
-			return check_resized(x, i, old, op, opno, d);
-		int shift = mode & (RM_FALLOC_FL_INSERT_RANGE | RM_FALLOC_FL_COLLAPSE_RANGE);
-		if ((rc = shift ? check_size(x, i, op, opno, d)
-				: check_resized(x, i, old, op, opno, d)))
-			return rc;
-		int64_t end = len > INT64_MAX - off ? INT64_MAX : off + len;
-		if (shift)
-			end = INT64_MAX;
-		if ((rc = map_after(x, i, off, end, op, opno, d)))
-			return rc;
-		if (shift)
-			return data_check(x, i, off & ~(bs - 1), rm_size(m), x->o.shift_check_max,
-					  op, opno, d);
-		/* allocate/punch/zero: the partial blocks at both edges are where
-		 * bytes change (or must not); the interior is zeros or untouched,
-		 * which the map check and the periodic full check cover */
-		if ((rc = data_range(x, i, off & ~(bs - 1), dt_sat_add(off & ~(bs - 1), 2 * bs), op, opno, d)))
-			return rc;
-		if (end == INT64_MAX || end <= dt_sat_add(off, 2 * bs))
-			return DV_NONE;
-		return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
-	}
-	case DT_FSYNC:
-		mr = rm_fsync(m);
-		tr = dt_t_fsync(s, i);
-		count(x, op->kind, tr);
-		RET_DIV(mr, tr);
-		return DV_NONE;
-	case DT_REOPEN:
-		tr = dt_t_reopen(s, i);
-		count(x, op->kind, tr);
-		if (tr < 0) {
-			div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
-			return (int)tr;
-		}
-		/* close may trim post-EOF preallocation (xfs_release()) */
-		return map_after(x, i, rm_size(m), INT64_MAX, op, opno, d);
-	case DT_DROP:
-		tr = dt_t_drop(s);
-		count(x, op->kind, tr);
-		return DV_NONE;
-	case DT_REMOUNT: {
-		char note[PATH_MAX + 128];
-		/* fsck (depth.c) at the first remount and every Nth after: a
-		 * fresh exec (each shrink candidate) starts counting again */
-		s->t->fsck_now = x->o.fsck_every && x->remounts % x->o.fsck_every == 0;
-		x->remounts++;
-		s->t->fsck_msg[0] = 0;
-		tr = dt_t_remount(s, note, sizeof(note));
-		s->t->fsck_now = 0;
-		count(x, op->kind, tr);
-		if (tr < 0) {
-			div_set(d, DV_RET, i, opno, op, "remount failed: %s", note);
-			return (int)tr;
-		}
-		if (s->t->fsck_msg[0]) {
-			/* on-disk corruption the user-visible state may hide */
-			div_set(d, DV_FSCK, i, opno, op, "fsck after unmount: %s", s->t->fsck_msg);
-			s->t->fsck_msg[0] = 0;
-			return DV_FSCK;
-		}
-		/* what is on disk now: check every file of the session */
-		for (int j = 0; j < s->nfiles; j++)
-			if ((rc = dt_full_check(x, j, opno, d))) {
-				d->op = *op;
-				return rc;
-			}
-		return DV_NONE;
-	}
-	case DT_SEEK_DATA:
-	case DT_SEEK_HOLE: {
-		int wh = op->kind == DT_SEEK_DATA ? RM_SEEK_DATA : RM_SEEK_HOLE;
-		tr = dt_t_lseek(s, i, off, wh);
-		count(x, op->kind, tr);
-		if (!rm_lseek_ok_lat(m, off, wh, tr, s->cow[i].st.v, s->cow[i].st.n)) {
-			int64_t e = rm_lseek(m, off, wh);
-			div_set(d, DV_SEEK, i, opno, op, "lseek(%" PRId64 ", %s) returned %" PRId64
-				" (%s); the model expects %" PRId64 " (%s) and does not allow that",
-				off, wh == RM_SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", tr,
-				dt_errname(tr < 0 ? (int)tr : 0), e, dt_errname(e < 0 ? (int)e : 0));
-			return DV_SEEK;
-		}
-		return DV_NONE;
-	}
-	case DT_REFLINK: {
-		/* FICLONERANGE into file i from file op->src (refmodel
-		 * rm_clone_range(): XFS remaps, ext4/FUSE say EOPNOTSUPP) */
-		if (op->src >= s->nfiles) {
-			div_set(d, DV_RET, i, opno, op, "reflink names source f%d but the session "
-				"has %d files", op->src, s->nfiles);
-			return -EINVAL;
-		}
-		int64_t old = rm_size(m);
-		mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
-		tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
-		count(x, op->kind, tr);
-		if ((tr == -ENOSPC || tr == -EDQUOT) && mr >= 0)
-			goto enospc;
-		RET_DIV(mr, tr);
-		rc = check_resized(x, i, old, op, opno, d);
-		if (mr < 0 || rc)
-			return rc;
-		/* both ranges share blocks now (cowlat.c); len 0 = to the
-		 * source EOF */
-		int64_t ss = rm_size(s->model[op->src]);
-		int64_t rl = len ? len : ss - op->soff;
-		if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, off, rl)))
-			return rc;
-		/* len 0 clones to the source EOF: the range ends at most at the
-		 * new size rounded up to a block */
-		int64_t end = len ? dt_sat_add(dt_sat_add(off, len), bs - 1) & ~(bs - 1)
-				  : dt_sat_add(rm_size(m), bs);
-		if ((rc = map_after(x, i, off, end, op, opno, d)))
-			return rc;
-		return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);
-	}
-	default:
-		div_set(d, DV_RET, i, opno, op, "unknown op kind %d", op->kind);
-		return -EINVAL;
-	}
-enospc:
-	/* The model has no notion of free space: a real ENOSPC is not a
-	 * divergence, but the file's state is now unknown: start it afresh. */
-	x->enospc++;
-	s->t->enospc_resets++;
-	x->file_reset = 1;
-	rc = dt_session_reset_file(s, i);
-	return rc < 0 ? rc : DV_NONE;
+	double dt = now() - t0;
+	if (op->kind < DT_NKINDS)
+		x->kind_sec[op->kind] += dt;
+	if (op->file < DT_MAXFILES)
+		x->file_sec[op->file] += dt;
+	return rc;
 }
 
 /* ext4: 4 extents fit in the inode (i_block), an index or leaf block of

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt.h"
+#include "optab.h"
 
 uint64_t dt_rand(uint64_t *s)
 {
@@ -53,8 +53,7 @@ void dt_weights_default(unsigned *w)
 		[DT_REOPEN] = 10, [DT_DROP] = 5, [DT_REMOUNT] = 1,
 		/* reflink is opt-in (--weights reflink=15; the mutation
 		 * campaign's default): the model's latitude for CoW staging
-		 * over holes (cowlat.c) is new in session 6 and has run 100k
-		 * ops clean, not yet a 1e6 run */
+		 * over holes (cowlat.c) has run 1e5 ops clean, not yet 1e6 */
 		[DT_SEEK_DATA] = 30, [DT_SEEK_HOLE] = 30, [DT_REFLINK] = 0,
 	};
 	memcpy(w, def, sizeof(def));
@@ -137,8 +136,8 @@ void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 	 * the map check after a shift reads every extent past the offset
 	 * (~4 us each).  Measured, 20k ops x 3 targets: 177-182 s host wall
 	 * with the fragmenter always deep, 95 s without one.  So the first
-	 * cycle (unchanged from the first generator: every campaign
-	 * detection so far lies inside it) grows to frag_peak0 model runs
+	 * cycle (the one every campaign detection so far lies inside)
+	 * grows to frag_peak0 model runs
 	 * (~3,500 FIEMAP extents: ext4 depth 2), then the file rests as a
 	 * general file for frag_rest ops; each later cycle regrows it in
 	 * ~frag_peak ops on the grid recipe (grow_next()), churns it with
@@ -243,102 +242,141 @@ static unsigned neighbour_states(const struct rm_file *f, int64_t off, int64_t l
  * blocks side by side never merge into one extent, holes (punch) split
  * them, and one-block inserts/collapses at run boundaries (or one block
  * before one) shift thousands of extents across tree-node boundaries.
- * Kinds whose weight is 0 or that the target cannot do are skipped, so
- * --weights still rules.  Returns 0 if no recipe kind is enabled. */
+ * Each recipe entry places its op (len is one block when it is called). */
+static void frag_block(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	int64_t bs = g->bs, nb = g->frag_span / bs;
+	int k = op->kind;
+
+	(void)size;
+	op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
+	if (chance(g, 10))
+		op->len = (2 + (int64_t)rnd(g, 2)) * bs;
+	/* a block next to one of the same state would merge with it:
+	 * take the other state (written <-> unwritten) when enabled */
+	if (chance(g, 90)) {
+		unsigned nbst = neighbour_states(f, op->off, op->len, bs);
+		int w = k == DT_PWRITE;
+		int alt = w ? (chance(g, 80) ? DT_FALLOC_KEEP : DT_ZERO_KEEP) : DT_PWRITE;
+		if ((nbst & (w ? RM_DATA : RM_UNWRITTEN)) &&
+		    !(nbst & (w ? RM_UNWRITTEN : RM_DATA)) && g->weights[alt] &&
+		    !(g->disabled & (1u << alt)))
+			op->kind = (uint8_t)alt;
+	}
+}
+
+static void frag_mwrite(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	(void)f;
+	/* inside EOF only (past it: SIGBUS) */
+	op->off = (int64_t)rnd(g, (uint64_t)(size / g->bs)) * g->bs;
+}
+
+static void frag_punch(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	(void)size;
+	op->off = chance(g, 50) ? (int64_t)rnd(g, (uint64_t)(g->frag_span / g->bs)) * g->bs
+				: adjacent_boundary(g, f);
+}
+
+static void frag_shift(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	int64_t bs = g->bs, sb = size / bs;
+	uint64_t r = rnd(g, 100);
+
+	if (r < 45)
+		op->off = adjacent_boundary(g, f);
+	else if (r < 70)
+		op->off = adjacent_boundary(g, f) - bs;
+	else
+		op->off = (int64_t)rnd(g, (uint64_t)sb) * bs;
+	if (op->off < 0)
+		op->off = 0;
+	if (chance(g, 20))
+		op->len = (2 + (int64_t)rnd(g, 3)) * bs;
+	/* mostly valid: inside the file (collapse must end before EOF) */
+	if (dt_ops[op->kind].shift > 0 && op->off >= size)
+		op->off = (sb - 1) * bs;
+	if (dt_ops[op->kind].shift < 0 && op->off + op->len >= size) {
+		op->len = bs;
+		op->off = (sb - 2) * bs;
+	}
+}
+
+static void frag_pread(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	int64_t bs = g->bs;
+
+	(void)f;
+	op->off = (int64_t)rnd(g, (uint64_t)(size / bs + 1)) * bs;
+	op->len = (1 + (int64_t)rnd(g, 4)) * bs;
+}
+
+static void frag_seek(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op)
+{
+	(void)f;
+	op->off = (int64_t)rnd(g, (uint64_t)(size / g->bs + 1)) * g->bs;
+}
+
+static const struct frag_step {
+	uint8_t k, w;
+	void (*place)(struct dt_gen *g, const struct rm_file *f, int64_t size, struct dt_op *op);
+} recipe[] = {
+	{ DT_PWRITE, 30, frag_block },	/* first: the fallback (frag_next()) */
+	{ DT_FALLOC_KEEP, 18, frag_block }, { DT_ZERO_KEEP, 5, frag_block },
+	{ DT_MWRITE, 4, frag_mwrite }, { DT_PUNCH, 9, frag_punch },
+	{ DT_INSERT, 14, frag_shift }, { DT_COLLAPSE, 9, frag_shift },
+	{ DT_PREAD, 4, frag_pread }, { DT_SEEK_DATA, 2, frag_seek },
+	{ DT_SEEK_HOLE, 2, frag_seek }, { DT_FSYNC, 1, NULL },
+};
+#define NRECIPE ((int)(sizeof(recipe) / sizeof(recipe[0])))
+
+static int kind_on(const struct dt_gen *g, int k)
+{
+	return g->weights[k] && !(g->disabled & (1u << k));
+}
+
+/* A recipe step by weight; kinds whose weight is 0 or that the target
+ * cannot do are skipped, so --weights still rules.  -1: none enabled. */
+static int frag_pick(struct dt_gen *g)
+{
+	unsigned sum = 0;
+
+	for (int r = 0; r < NRECIPE; r++)
+		if (kind_on(g, recipe[r].k))
+			sum += recipe[r].w;
+	if (!sum || g->frag_span / g->bs < 1)
+		return -1;
+	uint64_t x = rnd(g, sum);
+	for (int r = 0; r < NRECIPE; r++) {
+		if (!kind_on(g, recipe[r].k))
+			continue;
+		if (x < recipe[r].w)
+			return r;
+		x -= recipe[r].w;
+	}
+	return 0;
+}
+
+/* The fragmenter's next op.  Returns 0 if no recipe kind is enabled. */
 static int frag_next(struct dt_gen *g, const struct rm_file *f, int64_t size,
 		     struct dt_op *op)
 {
-	static const struct { uint8_t k, w; } recipe[] = {
-		{ DT_PWRITE, 30 }, { DT_FALLOC_KEEP, 18 }, { DT_ZERO_KEEP, 5 },
-		{ DT_MWRITE, 4 }, { DT_PUNCH, 9 }, { DT_INSERT, 14 },
-		{ DT_COLLAPSE, 9 }, { DT_PREAD, 4 }, { DT_SEEK_DATA, 2 },
-		{ DT_SEEK_HOLE, 2 }, { DT_FSYNC, 1 },
-	};
-	const int nr = (int)(sizeof(recipe) / sizeof(recipe[0]));
-	int64_t bs = g->bs, nb = g->frag_span / bs, sb = size / bs;
-	unsigned sum = 0;
+	int r = frag_pick(g);
 
-	for (int r = 0; r < nr; r++)
-		if (g->weights[recipe[r].k] && !(g->disabled & (1u << recipe[r].k)))
-			sum += recipe[r].w;
-	if (!sum || nb < 1)
+	if (r < 0)
 		return 0;
-	uint64_t x = rnd(g, sum);
-	int k = DT_PWRITE;
-	for (int r = 0; r < nr; r++) {
-		if (!g->weights[recipe[r].k] || (g->disabled & (1u << recipe[r].k)))
-			continue;
-		if (x < recipe[r].w) {
-			k = recipe[r].k;
-			break;
-		}
-		x -= recipe[r].w;
-	}
 	/* shifts and mapped I/O need a file to work in: grow it first */
-	if ((k == DT_INSERT || k == DT_COLLAPSE || k == DT_MWRITE) && sb < 4) {
-		if (!g->weights[DT_PWRITE] || (g->disabled & (1u << DT_PWRITE)))
+	if ((recipe[r].k == DT_INSERT || recipe[r].k == DT_COLLAPSE ||
+	     recipe[r].k == DT_MWRITE) && size / g->bs < 4) {
+		if (!kind_on(g, DT_PWRITE))
 			return 0;
-		k = DT_PWRITE;
+		r = 0;
 	}
-	op->kind = (uint8_t)k;
-	op->len = bs;
-	switch (k) {
-	case DT_PWRITE: case DT_FALLOC_KEEP: case DT_ZERO_KEEP:
-		op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
-		if (chance(g, 10))
-			op->len = (2 + (int64_t)rnd(g, 2)) * bs;
-		/* a block next to one of the same state would merge with it:
-		 * take the other state (written <-> unwritten) when enabled */
-		if (chance(g, 90)) {
-			unsigned nbst = neighbour_states(f, op->off, op->len, bs);
-			int w = k == DT_PWRITE;
-			int alt = w ? (chance(g, 80) ? DT_FALLOC_KEEP : DT_ZERO_KEEP) : DT_PWRITE;
-			if ((nbst & (w ? RM_DATA : RM_UNWRITTEN)) &&
-			    !(nbst & (w ? RM_UNWRITTEN : RM_DATA)) && g->weights[alt] &&
-			    !(g->disabled & (1u << alt)))
-				op->kind = (uint8_t)alt;
-		}
-		break;
-	case DT_MWRITE:		/* inside EOF only (past it: SIGBUS) */
-		op->off = (int64_t)rnd(g, (uint64_t)sb) * bs;
-		break;
-	case DT_PUNCH:
-		op->off = chance(g, 50) ? (int64_t)rnd(g, (uint64_t)nb) * bs
-					: adjacent_boundary(g, f);
-		break;
-	case DT_INSERT:
-	case DT_COLLAPSE: {
-		uint64_t r = rnd(g, 100);
-		if (r < 45)
-			op->off = adjacent_boundary(g, f);
-		else if (r < 70)
-			op->off = adjacent_boundary(g, f) - bs;
-		else
-			op->off = (int64_t)rnd(g, (uint64_t)sb) * bs;
-		if (op->off < 0)
-			op->off = 0;
-		if (chance(g, 20))
-			op->len = (2 + (int64_t)rnd(g, 3)) * bs;
-		/* mostly valid: inside the file (collapse must end before EOF) */
-		if (k == DT_INSERT && op->off >= size)
-			op->off = (sb - 1) * bs;
-		if (k == DT_COLLAPSE && op->off + op->len >= size) {
-			op->len = bs;
-			op->off = (sb - 2) * bs;
-		}
-		break;
-	}
-	case DT_PREAD:
-		op->off = (int64_t)rnd(g, (uint64_t)(sb + 1)) * bs;
-		op->len = (1 + (int64_t)rnd(g, 4)) * bs;
-		break;
-	case DT_SEEK_DATA:
-	case DT_SEEK_HOLE:
-		op->off = (int64_t)rnd(g, (uint64_t)(sb + 1)) * bs;
-		break;
-	default:
-		break;
-	}
+	op->kind = recipe[r].k;
+	op->len = g->bs;
+	if (recipe[r].place)
+		recipe[r].place(g, f, size, op);
 	return 1;
 }
 
@@ -355,7 +393,7 @@ static int grow_next(struct dt_gen *g, int64_t size, struct dt_op *op)
 	int k = (b & 1) ? (chance(g, 20) ? DT_ZERO_KEEP : DT_FALLOC_KEEP)
 			: (b * bs < size && chance(g, 10) ? DT_MWRITE : DT_PWRITE);
 
-	if (!g->weights[k] || (g->disabled & (1u << k)))
+	if (!kind_on(g, k))
 		return 0;
 	op->kind = (uint8_t)k;
 	op->off = b * bs;
@@ -495,16 +533,313 @@ static int32_t pick_fmode(struct dt_gen *g)
 	return modes[rnd(g, sizeof(modes) / sizeof(modes[0]))];
 }
 
+/* What the per-kind generators (dt_ops[].gen) see of the op being made. */
+struct dt_genctx {
+	struct dt_gen *g;
+	struct rm_file *const *models;
+	const struct rm_file *f;	/* the op's file */
+	int64_t size;			/* its size */
+	int frag;			/* it is a fragmenter, not resting */
+	int ph;				/* its phase (FRAG_*) */
+	int nl, idx[DT_MAXFILES];	/* the live files */
+};
+
+void dt_gen_io(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs;
+
+	op->off = pick_off(g, c->f, c->size);
+	op->len = pick_len(g, op->off, c->size, 1);
+	if (op->off > g->maxbytes - 2 * bs && op->len > 2 * bs)
+		op->len = 2 * bs;
+	if (op->len > DT_MAX_IO)
+		op->len = DT_MAX_IO;
+	if (op->len < 0)
+		op->len = 1;
+}
+
+/* Mapped I/O stays inside EOF (past it a page fault is SIGBUS); in an
+ * empty file it becomes `plain` (pwrite or pread). */
+static void gen_mapped(struct dt_genctx *c, struct dt_op *op, int plain)
+{
+	struct dt_gen *g = c->g;
+	int64_t size = c->size;
+
+	if (size == 0) {
+		op->kind = (uint8_t)plain;
+		op->off = 0;
+		op->len = 1 + (int64_t)rnd(g, 2 * (uint64_t)g->bs);
+		return;
+	}
+	op->off = (int64_t)rnd(g, (uint64_t)size);
+	if (chance(g, 40))
+		op->off &= ~(int64_t)(g->bs - 1);
+	op->len = 1 + (int64_t)rnd(g, (uint64_t)(size - op->off));
+	if (op->len > 256 * 1024)
+		op->len = 256 * 1024;
+}
+
+void dt_gen_mwrite(struct dt_genctx *c, struct dt_op *op)
+{
+	gen_mapped(c, op, DT_PWRITE);
+}
+
+void dt_gen_mread(struct dt_genctx *c, struct dt_op *op)
+{
+	gen_mapped(c, op, DT_PREAD);
+}
+
+void dt_gen_truncate(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs;
+
+	if (c->frag) {
+		/* a fragmenter's general ops must not throw its tree away:
+		 * move EOF by a few blocks at most */
+		op->off = dt_sat_add(c->size & ~(bs - 1), ((int64_t)rnd(g, 5) - 2) * bs);
+		if (op->off < 0)
+			op->off = 0;
+		return;
+	}
+	switch (rnd(g, 10)) {
+	case 0: op->off = 0; break;
+	case 1: op->off = limit_value(g); break;
+	case 2 ... 4: op->off = dt_sat_add(extent_boundary(g, c->f), (int64_t)rnd(g, 3) - 1); break;
+	default: op->off = pick_off(g, c->f, c->size);
+	}
+}
+
+void dt_gen_shift(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs, size = c->size;
+	int sh = dt_ops[op->kind].shift;
+
+	if (chance(g, 75) && size > bs) {
+		/* mostly valid: aligned, inside the file */
+		int64_t nb = size / bs;
+		op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
+		if (chance(g, 40))
+			op->off = extent_boundary(g, c->f) & ~(bs - 1);
+		int64_t room = sh < 0 ? nb - op->off / bs - 1 : 16;
+		if (room < 1)
+			room = 1;
+		op->len = (1 + (int64_t)rnd(g, (uint64_t)(room < 64 ? room : 64))) * bs;
+		if (sh > 0 && chance(g, 3))
+			op->len = dt_sat_add(g->maxbytes - size, (int64_t)rnd(g, 3) * bs - bs) & ~(bs - 1);
+		return;
+	}
+	op->off = pick_off(g, c->f, size);
+	op->len = pick_len(g, op->off, size, 0);
+}
+
+void dt_gen_falloc(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+
+	op->off = pick_off(g, c->f, c->size);
+	op->len = pick_len(g, op->off, c->size, 0);
+	/* the model knows no ENOSPC: keep calls that would really allocate
+	 * to a size the test file systems hold (failing calls stay wild) */
+	if ((dt_ops[op->kind].flags & DT_OPF_ALLOC) && op->off >= 0 && op->len > (8 << 20) &&
+	    op->len <= g->maxbytes - op->off)
+		op->len = 8 << 20;
+}
+
+void dt_gen_fmode(struct dt_genctx *c, struct dt_op *op)
+{
+	op->mode = pick_fmode(c->g);
+	dt_gen_falloc(c, op);
+}
+
+void dt_gen_seek(struct dt_genctx *c, struct dt_op *op)
+{
+	op->off = chance(c->g, 90) ? pick_off(c->g, c->f, c->size) : limit_value(c->g);
+}
+
+/* FICLONERANGE from a live file (now and then the same one): mostly valid
+ * block-aligned ranges of the source, a length ending at its EOF or 0 ("to
+ * EOF"), landing in or just past the destination; sometimes an errno edge
+ * of generic_remap_checks() (unaligned, past EOF, overlap). */
+void dt_gen_reflink(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs;
+
+	op->src = (uint8_t)(c->nl ? c->idx[rnd(g, (uint64_t)c->nl)] : op->file);
+	int64_t ss = rm_size(c->models[op->src]), sb = ss / bs;
+	op->soff = (int64_t)rnd(g, (uint64_t)sb + 1) * bs;
+	op->len = (1 + (int64_t)rnd(g, 16)) * bs;
+	if (op->soff + op->len >= ss || chance(g, 15))
+		op->len = ss > op->soff ? ss - op->soff : bs;
+	op->off = (int64_t)rnd(g, (uint64_t)(c->size / bs) + 5) * bs;
+	switch (rnd(g, 20)) {
+	case 0: op->len = 0; break;
+	case 1: op->soff += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
+	case 2: op->off += 512; break;
+	case 3: op->len += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
+	case 4: op->off = limit_value(g) & ~(bs - 1); break;
+	case 5: op->src = op->file; op->off = op->soff; break;	/* overlap */
+	default: break;
+	}
+}
+
+/* The op's file: a live one, and the fragmenter for ~40% of the ops (its
+ * tree grows in a CI-sized run); the other files share the rest evenly.
+ * Also ends resting fragmenters' rests. */
+static void pick_file(struct dt_gen *g, const int *live, struct dt_genctx *c, struct dt_op *op)
+{
+	c->nl = 0;
+	for (int i = 0; i < g->nfiles; i++) {
+		if (live[i])
+			c->idx[c->nl++] = i;
+		/* a resting fragmenter's rest ends: regrow it */
+		if (g->frag[i] && g->frag_phase[i] == FRAG_REST &&
+		    g->nops >= (uint64_t)g->frag_left[i])
+			g->frag_phase[i] = FRAG_GROW;
+	}
+	memset(op, 0, sizeof(*op));
+	op->pat = (uint8_t)(1 + rnd(g, 255));
+	op->file = (uint8_t)(c->nl ? c->idx[rnd(g, (uint64_t)c->nl)] : 0);
+	if (c->nl > 1 && g->frag_files) {
+		int fi = -1;
+		for (int k = 0; k < c->nl; k++)
+			if (g->frag[c->idx[k]] && g->frag_phase[c->idx[k]] != FRAG_REST)
+				fi = c->idx[k];
+		/* P = p + (1 - p) / nl = 40%: p = (40 nl - 100) / (nl - 1) % */
+		if (fi >= 0 && c->nl > 2 &&
+		    chance(g, (unsigned)(40 * c->nl - 100) / (unsigned)(c->nl - 1)))
+			op->file = (uint8_t)fi;
+	}
+}
+
+/* Reset (truncate to 0) a file that grew too big or too fragmented, a
+ * fragmenter whose cycle ends, and now and then any file: 1 if op is that
+ * reset.  Also moves a regrown fragmenter at its peak on to churning. */
+static int reset_op(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int fi = op->file;
+	struct rm_stats st;
+
+	rm_stats(c->f, &st);
+	if (c->frag && c->ph == FRAG_GROW && (int64_t)st.nodes > g->frag_peak) {
+		g->frag_phase[fi] = FRAG_CHURN;
+		g->frag_left[fi] = g->frag_churn;
+		c->ph = FRAG_CHURN;
+	}
+	int cycle_end = c->frag && ((c->ph == FRAG_FIRST && (int64_t)st.nodes > g->frag_peak0) ||
+				    (c->ph == FRAG_CHURN && g->frag_left[fi] <= 0));
+	if (!cycle_end &&
+	    (int64_t)st.nodes <= (c->frag ? g->frag_reset_extents : g->reset_extents) &&
+	    st.alloc_bytes <= g->reset_bytes && c->size <= ((int64_t)1 << 40) &&
+	    rnd(g, 30000) != 0)
+		return 0;
+	op->kind = DT_TRUNCATE;
+	op->off = 0;
+	g->stripe_left[fi] = 0;
+	/* a reset inside the first cycle (too many extents, too many bytes)
+	 * keeps the cycle going; any other ends it: the file rests */
+	if ((c->frag && c->ph != FRAG_FIRST) || cycle_end) {
+		g->frag_phase[fi] = FRAG_REST;
+		g->frag_left[fi] = (int64_t)(g->nops + (uint64_t)g->frag_rest);
+	}
+	return 1;
+}
+
+/* A fragmenter's own op (regrowing or the recipe): 1 if op is one. */
+static int frag_op(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+
+	if (!c->frag)
+		return 0;
+	if (c->ph == FRAG_GROW && chance(g, 90) && grow_next(g, c->size, op))
+		return 1;
+	if (chance(g, g->frag_pct) && frag_next(g, c->f, c->size, op)) {
+		if (c->ph == FRAG_CHURN)
+			g->frag_left[op->file]--;
+		return 1;
+	}
+	return 0;
+}
+
+/* A general file's stripe phase: most ops touch single blocks on a
+ * 2-block grid.  1 if op is one. */
+static int stripe_op(struct dt_genctx *c, struct dt_op *op)
+{
+	static const int sk[] = { DT_PWRITE, DT_PWRITE, DT_FALLOC_KEEP,
+				  DT_PUNCH, DT_ZERO, DT_PWRITE };
+	struct dt_gen *g = c->g;
+	int fi = op->file;
+
+	if (!c->frag && g->stripe_left[fi] == 0 && rnd(g, 2000) == 0)
+		g->stripe_left[fi] = 2000 + (int64_t)rnd(g, 8000);
+	if (g->stripe_left[fi] <= 0)
+		return 0;
+	g->stripe_left[fi]--;
+	if (!chance(g, 60))
+		return 0;
+	int k = sk[rnd(g, 6)];
+	if (g->disabled & (1u << k))
+		return 0;
+	op->kind = (uint8_t)k;
+	op->off = (int64_t)rnd(g, 2048) * 2 * g->bs;
+	op->len = g->bs;
+	return 1;
+}
+
+/* A fragmenter's general ops (of picked kind k) stay small where they hit
+ * the file: one 1 MiB write or a punch to EOF would merge hundreds of its
+ * extents (far and invalid offsets keep their lengths: errno paths) ...
+ * nor grow it by terabytes (which would reset it, see reset_op()). */
+static void frag_limits(struct dt_genctx *c, int k, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs, size = c->size;
+	unsigned fl = dt_ops[k].flags;
+
+	if (op->off >= 0 && op->off < size && op->len > 16 * bs && (fl & DT_OPF_TOUCH))
+		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
+	if ((fl & DT_OPF_GROW) && op->off >= 0 && op->len > 0 && op->off < g->maxbytes &&
+	    dt_sat_add(op->off, op->len) > 2 * (size > g->frag_span ? size : g->frag_span)) {
+		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 1) * bs;
+		if (op->len > 16 * bs)
+			op->len = (1 + (int64_t)rnd(g, 4)) * bs;
+	}
+}
+
 static void gen_next(struct dt_gen *g, struct rm_file *const *models,
-		     const int *live, struct dt_op *op);
+		     const int *live, struct dt_op *op)
+{
+	struct dt_genctx c = { .g = g, .models = models };
+
+	g->nops++;
+	pick_file(g, live, &c, op);
+	c.f = models[op->file];
+	c.size = rm_size(c.f);
+	g->cur_file = op->file;
+	c.frag = g->frag[op->file] && g->frag_phase[op->file] != FRAG_REST;
+	c.ph = g->frag_phase[op->file];
+	if (reset_op(&c, op) || frag_op(&c, op) || stripe_op(&c, op))
+		return;
+	int k = pick_kind(g);
+	op->kind = (uint8_t)k;
+	if (dt_ops[k].gen)
+		dt_ops[k].gen(&c, op);
+	if (c.frag)
+		frag_limits(&c, k, op);
+}
 
 /* The next op, and (with --locality) its offsets kept for pick_off(). */
 void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 		 const int *live, struct dt_op *op)
 {
 	gen_next(g, models, live, op);
-	if (!g->locality || dt_kind_is_global(op->kind) || op->kind == DT_FSYNC ||
-	    op->kind == DT_REOPEN || op->off < 0 || op->off >= g->maxbytes)
+	if (!g->locality || (dt_ops[op->kind].flags & DT_OPF_NOOFF) ||
+	    op->off < 0 || op->off >= g->maxbytes)
 		return;
 	int f = op->file;
 	int64_t v[2] = { op->off, op->len > 0 ? dt_sat_add(op->off, op->len) : -1 };
@@ -515,222 +850,5 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 		g->recent_at[f] = (uint8_t)((g->recent_at[f] + 1) % 8);
 		if (g->nrecent[f] < 8)
 			g->nrecent[f]++;
-	}
-}
-
-static void gen_next(struct dt_gen *g, struct rm_file *const *models,
-		     const int *live, struct dt_op *op)
-{
-	int nl = 0, idx[DT_MAXFILES];
-	int64_t bs = g->bs;
-
-	g->nops++;
-	for (int i = 0; i < g->nfiles; i++) {
-		if (live[i])
-			idx[nl++] = i;
-		/* a resting fragmenter's rest ends: regrow it */
-		if (g->frag[i] && g->frag_phase[i] == FRAG_REST &&
-		    g->nops >= (uint64_t)g->frag_left[i])
-			g->frag_phase[i] = FRAG_GROW;
-	}
-	memset(op, 0, sizeof(*op));
-	op->pat = (uint8_t)(1 + rnd(g, 255));
-	op->file = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : 0);
-	/* a fragmenter gets ~40% of the ops (its tree grows in a CI-sized
-	 * run); the other files share the rest evenly */
-	if (nl > 1 && g->frag_files) {
-		int fi = -1;
-		for (int k = 0; k < nl; k++)
-			if (g->frag[idx[k]] && g->frag_phase[idx[k]] != FRAG_REST)
-				fi = idx[k];
-		/* P = p + (1 - p) / nl = 40%: p = (40 nl - 100) / (nl - 1) % */
-		if (fi >= 0 && nl > 2 && chance(g, (unsigned)(40 * nl - 100) / (unsigned)(nl - 1)))
-			op->file = (uint8_t)fi;
-	}
-	const struct rm_file *f = models[op->file];
-	int64_t size = rm_size(f);
-	struct rm_stats st;
-
-	g->cur_file = op->file;
-
-	rm_stats(f, &st);
-	int fi = op->file;
-	int frag = g->frag[fi] && g->frag_phase[fi] != FRAG_REST;
-	int ph = g->frag_phase[fi];
-	/* a regrown fragmenter at its peak: churn it */
-	if (frag && ph == FRAG_GROW && (int64_t)st.nodes > g->frag_peak) {
-		g->frag_phase[fi] = FRAG_CHURN;
-		g->frag_left[fi] = g->frag_churn;
-		ph = FRAG_CHURN;
-	}
-	/* a fragmenter's cycle ends: reset it and let it rest */
-	int cycle_end = frag && ((ph == FRAG_FIRST && (int64_t)st.nodes > g->frag_peak0) ||
-				 (ph == FRAG_CHURN && g->frag_left[fi] <= 0));
-	/* reset a file that grew too big or too fragmented, and now and then */
-	if (cycle_end ||
-	    (int64_t)st.nodes > (frag ? g->frag_reset_extents : g->reset_extents) ||
-	    st.alloc_bytes > g->reset_bytes ||
-	    size > ((int64_t)1 << 40) || rnd(g, 30000) == 0) {
-		op->kind = DT_TRUNCATE;
-		op->off = 0;
-		g->stripe_left[fi] = 0;
-		/* (a reset inside the first cycle keeps it going, as the
-		 * first generator did) */
-		if ((frag && ph != FRAG_FIRST) || cycle_end) {
-			g->frag_phase[fi] = FRAG_REST;
-			g->frag_left[fi] = (int64_t)(g->nops + (uint64_t)g->frag_rest);
-		}
-		return;
-	}
-	if (frag && ph == FRAG_GROW && chance(g, 90) && grow_next(g, size, op))
-		return;
-	if (frag && chance(g, g->frag_pct) && frag_next(g, f, size, op)) {
-		if (ph == FRAG_CHURN)
-			g->frag_left[fi]--;
-		return;
-	}
-	if (!frag && g->stripe_left[op->file] == 0 && rnd(g, 2000) == 0)
-		g->stripe_left[op->file] = 2000 + (int64_t)rnd(g, 8000);
-	if (g->stripe_left[op->file] > 0) {
-		g->stripe_left[op->file]--;
-		if (chance(g, 60)) {
-			static const int sk[] = { DT_PWRITE, DT_PWRITE, DT_FALLOC_KEEP,
-						  DT_PUNCH, DT_ZERO, DT_PWRITE };
-			int k = sk[rnd(g, 6)];
-			if (!(g->disabled & (1u << k))) {
-				op->kind = (uint8_t)k;
-				op->off = (int64_t)rnd(g, 2048) * 2 * bs;
-				op->len = bs;
-				return;
-			}
-		}
-	}
-
-	int k = pick_kind(g);
-	op->kind = (uint8_t)k;
-	switch (k) {
-	case DT_PWRITE:
-	case DT_PREAD:
-		op->off = pick_off(g, f, size);
-		op->len = pick_len(g, op->off, size, 1);
-		if (op->off > g->maxbytes - 2 * bs && op->len > 2 * bs)
-			op->len = 2 * bs;
-		if (op->len > DT_MAX_IO)
-			op->len = DT_MAX_IO;
-		if (op->len < 0)
-			op->len = 1;
-		break;
-	case DT_MWRITE:
-	case DT_MREAD:
-		/* mapped I/O stays inside EOF (past it a page fault is SIGBUS) */
-		if (size == 0) {
-			op->kind = k == DT_MWRITE ? DT_PWRITE : DT_PREAD;
-			op->off = 0;
-			op->len = 1 + (int64_t)rnd(g, 2 * (uint64_t)bs);
-			break;
-		}
-		op->off = (int64_t)rnd(g, (uint64_t)size);
-		if (chance(g, 40))
-			op->off &= ~(bs - 1);
-		op->len = 1 + (int64_t)rnd(g, (uint64_t)(size - op->off));
-		if (op->len > 256 * 1024)
-			op->len = 256 * 1024;
-		break;
-	case DT_TRUNCATE:
-		if (frag) {
-			/* a fragmenter's general ops must not throw its tree
-			 * away: move EOF by a few blocks at most */
-			op->off = dt_sat_add(size & ~(bs - 1), ((int64_t)rnd(g, 5) - 2) * bs);
-			if (op->off < 0)
-				op->off = 0;
-			break;
-		}
-		switch (rnd(g, 10)) {
-		case 0: op->off = 0; break;
-		case 1: op->off = limit_value(g); break;
-		case 2 ... 4: op->off = dt_sat_add(extent_boundary(g, f), (int64_t)rnd(g, 3) - 1); break;
-		default: op->off = pick_off(g, f, size);
-		}
-		break;
-	case DT_INSERT:
-	case DT_COLLAPSE:
-		if (chance(g, 75) && size > bs) {
-			/* mostly valid: aligned, inside the file */
-			int64_t nb = size / bs;
-			op->off = (int64_t)rnd(g, (uint64_t)nb) * bs;
-			if (chance(g, 40))
-				op->off = extent_boundary(g, f) & ~(bs - 1);
-			int64_t room = k == DT_COLLAPSE ? nb - op->off / bs - 1 : 16;
-			if (room < 1)
-				room = 1;
-			op->len = (1 + (int64_t)rnd(g, (uint64_t)(room < 64 ? room : 64))) * bs;
-			if (k == DT_INSERT && chance(g, 3))
-				op->len = dt_sat_add(g->maxbytes - size, (int64_t)rnd(g, 3) * bs - bs) & ~(bs - 1);
-			break;
-		}
-		op->off = pick_off(g, f, size);
-		op->len = pick_len(g, op->off, size, 0);
-		break;
-	case DT_FMODE:
-		op->mode = pick_fmode(g);
-		/* fall through */
-	case DT_FALLOC: case DT_FALLOC_KEEP: case DT_PUNCH: case DT_ZERO:
-	case DT_ZERO_KEEP: case DT_UNSHARE:
-		op->off = pick_off(g, f, size);
-		op->len = pick_len(g, op->off, size, 0);
-		/* the model knows no ENOSPC: keep calls that would really allocate
-		 * to a size the test file systems hold (failing calls stay wild) */
-		if ((k == DT_FALLOC || k == DT_FALLOC_KEEP || k == DT_ZERO ||
-		     k == DT_ZERO_KEEP) && op->off >= 0 && op->len > (8 << 20) &&
-		    op->len <= g->maxbytes - op->off)
-			op->len = 8 << 20;
-		break;
-	case DT_SEEK_DATA:
-	case DT_SEEK_HOLE:
-		op->off = chance(g, 90) ? pick_off(g, f, size) : limit_value(g);
-		break;
-	case DT_REFLINK: {
-		/* FICLONERANGE from a live file (now and then the same one):
-		 * mostly valid block-aligned ranges of the source, a length
-		 * ending at its EOF or 0 ("to EOF"), landing in or just past
-		 * the destination; sometimes an errno edge of
-		 * generic_remap_checks() (unaligned, past EOF, overlap) */
-		op->src = (uint8_t)(nl ? idx[rnd(g, (uint64_t)nl)] : op->file);
-		int64_t ss = rm_size(models[op->src]), sb = ss / bs;
-		op->soff = (int64_t)rnd(g, (uint64_t)sb + 1) * bs;
-		op->len = (1 + (int64_t)rnd(g, 16)) * bs;
-		if (op->soff + op->len >= ss || chance(g, 15))
-			op->len = ss > op->soff ? ss - op->soff : bs;
-		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 5) * bs;
-		switch (rnd(g, 20)) {
-		case 0: op->len = 0; break;
-		case 1: op->soff += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
-		case 2: op->off += 512; break;
-		case 3: op->len += 1 + (int64_t)rnd(g, (uint64_t)bs - 1); break;
-		case 4: op->off = limit_value(g) & ~(bs - 1); break;
-		case 5: op->src = op->file; op->off = op->soff; break;	/* overlap */
-		default: break;
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	/* a fragmenter's general ops stay small where they hit the file: one
-	 * 1 MiB write or a punch to EOF would merge hundreds of its extents
-	 * (far and invalid offsets keep their lengths: errno paths) */
-	if (frag && op->off >= 0 && op->off < size && op->len > 16 * bs &&
-	    (k == DT_PWRITE || k == DT_MWRITE || k == DT_PUNCH || k == DT_ZERO ||
-	     k == DT_ZERO_KEEP || k == DT_FALLOC || k == DT_FALLOC_KEEP || k == DT_UNSHARE ||
-	     k == DT_FMODE))
-		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
-	/* ... nor grow it by terabytes (which would reset it, see above) */
-	if (frag && (k == DT_PWRITE || k == DT_FALLOC || k == DT_ZERO || k == DT_INSERT ||
-		     k == DT_FALLOC_KEEP || k == DT_ZERO_KEEP || k == DT_UNSHARE) &&
-	    op->off >= 0 && op->len > 0 && op->off < g->maxbytes &&
-	    dt_sat_add(op->off, op->len) > 2 * (size > g->frag_span ? size : g->frag_span)) {
-		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 1) * bs;
-		if (op->len > 16 * bs)
-			op->len = (1 + (int64_t)rnd(g, 4)) * bs;
 	}
 }

@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dt.h"
+#include "optab.h"
+#include "rm_vec.h"
 
 struct seg {
 	int64_t o;	/* first original offset of the segment */
@@ -40,29 +41,23 @@ struct seg {
 	int flat;	/* 1: the whole segment maps to c (a removed hole) */
 };
 
-struct smap {
+struct dt_smap {
 	struct seg *v;
 	size_t n, cap;
 };
 
-static int push(struct smap *m, int64_t o, int64_t c, int flat)
+static int push(struct dt_smap *m, int64_t o, int64_t c, int flat)
 {
 	if (m->n && m->v[m->n - 1].o == o)
 		m->n--;		/* a later piece starting at the same offset wins */
-	if (m->n == m->cap) {
-		size_t nc = m->cap ? m->cap * 2 : 8;
-		struct seg *nv = realloc(m->v, nc * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->cap = nc;
-	}
+	if (RM_VEC_RESERVE(&m->v, &m->cap, m->n + 1, 8))
+		return -ENOMEM;
 	m->v[m->n++] = (struct seg){ o, c, flat };
 	return 0;
 }
 
 /* Index of the segment holding y (y >= 0; v[0].o == 0). */
-static size_t find(const struct smap *m, int64_t y)
+static size_t find(const struct dt_smap *m, int64_t y)
 {
 	size_t lo = 0, hi = m->n;
 	while (hi - lo > 1) {
@@ -75,7 +70,7 @@ static size_t find(const struct smap *m, int64_t y)
 	return lo;
 }
 
-static int64_t at(const struct smap *m, int64_t y)
+static int64_t at(const struct dt_smap *m, int64_t y)
 {
 	if (y < 0)
 		return y;	/* errno checks with negative offsets stay as they are */
@@ -91,7 +86,7 @@ static int64_t at(const struct smap *m, int64_t y)
  * byte goes, plus one, so that a range ending at a removed collapse's seam
  * does not swallow the data shifted in after it; a range ending in a
  * removed hole ends at the hole's start. */
-static int64_t at_end(const struct smap *m, int64_t e)
+static int64_t at_end(const struct dt_smap *m, int64_t e)
 {
 	if (e <= 0)
 		return e;
@@ -101,7 +96,7 @@ static int64_t at_end(const struct smap *m, int64_t e)
 }
 
 /* dst = src below x, then nothing: the caller appends what follows x. */
-static int head(struct smap *dst, const struct smap *src, int64_t x)
+static int head(struct dt_smap *dst, const struct dt_smap *src, int64_t x)
 {
 	dst->n = 0;
 	for (size_t k = 0; k < src->n && src->v[k].o < x; k++)
@@ -111,7 +106,7 @@ static int head(struct smap *dst, const struct smap *src, int64_t x)
 }
 
 /* Append y -> src(y - d) + k for y >= a + d (a >= 0: src's domain). */
-static int tail(struct smap *dst, const struct smap *src, int64_t a, int64_t d, int64_t k)
+static int tail(struct dt_smap *dst, const struct dt_smap *src, int64_t a, int64_t d, int64_t k)
 {
 	size_t i = find(src, a);
 	const struct seg *s = &src->v[i];
@@ -123,57 +118,74 @@ static int tail(struct smap *dst, const struct smap *src, int64_t a, int64_t d, 
 	return 0;
 }
 
-/* The candidate form of op (file maps m), before any update for op. */
-static void map_op(struct smap *m, const struct dt_op *in, struct dt_op *out)
+/* The candidate form of op (file maps m), before any update for op:
+ * dt_ops[].reloc, one per way an op names places in its file. */
+
+/* No offset (fsync, reopen, global ops): as it is. */
+void dt_reloc_none(struct dt_smap *m, const struct dt_op *in, struct dt_op *out)
+{
+	(void)m;
+	*out = *in;
+}
+
+/* A truncate's size: the end of the file. */
+void dt_reloc_size(struct dt_smap *m, const struct dt_op *in, struct dt_op *out)
 {
 	*out = *in;
-	if (dt_kind_is_global(in->kind) || in->kind == DT_FSYNC || in->kind == DT_REOPEN)
-		return;
-	struct smap *f = &m[in->file];
-	if (in->kind == DT_TRUNCATE) {
-		out->off = at_end(f, in->off);	/* a size: the end of the file */
-		return;
-	}
+	out->off = at_end(&m[in->file], in->off);
+}
+
+/* An offset only: a seek; an insert, whose hole's length is not a range
+ * of the file. */
+void dt_reloc_off(struct dt_smap *m, const struct dt_op *in, struct dt_op *out)
+{
+	*out = *in;
+	out->off = at(&m[in->file], in->off);
+}
+
+/* A range [off, off+len): its start and end through the map.  An I/O
+ * buffer never grows (DT_MAX_IO); a range that fell into a removed hole
+ * keeps its length, at the hole's start. */
+void dt_reloc_range(struct dt_smap *m, const struct dt_op *in, struct dt_op *out)
+{
+	struct dt_smap *f = &m[in->file];
+
+	*out = *in;
 	out->off = at(f, in->off);
-	switch (in->kind) {
-	case DT_INSERT:		/* the hole's length is not a range of the file */
-	case DT_SEEK_DATA:
-	case DT_SEEK_HOLE:
-		return;
-	case DT_REFLINK: {
-		struct smap *sf = &m[in->src];
-		out->soff = at(sf, in->soff);
-		if (in->soff >= 0 && in->len > 0 && in->soff <= INT64_MAX - in->len) {
-			int64_t l = at_end(sf, in->soff + in->len) - out->soff;
-			if (l > 0 && l <= in->len)
-				out->len = l;
-		}
-		return;
-	}
-	default:
-		break;
-	}
 	if (in->off < 0 || in->len <= 0 || in->off > INT64_MAX - in->len)
 		return;
 	int64_t l = at_end(f, in->off + in->len) - out->off;
-	/* an I/O buffer never grows (DT_MAX_IO); a range that fell into a
-	 * removed hole keeps its length, at the hole's start */
-	int io = in->kind == DT_PWRITE || in->kind == DT_PREAD || in->kind == DT_MWRITE ||
-		 in->kind == DT_MREAD;
+	int io = !!(dt_opdesc_of(in->kind)->flags & DT_OPF_IO);
 	if (l > 0 && (!io || l <= in->len))
 		out->len = l;
 }
 
+/* A reflink: the destination offset through its file's map, the source
+ * range through the source's. */
+void dt_reloc_reflink(struct dt_smap *m, const struct dt_op *in, struct dt_op *out)
+{
+	struct dt_smap *sf = &m[in->src];
+
+	*out = *in;
+	out->off = at(&m[in->file], in->off);
+	out->soff = at(sf, in->soff);
+	if (in->soff >= 0 && in->len > 0 && in->soff <= INT64_MAX - in->len) {
+		int64_t l = at_end(sf, in->soff + in->len) - out->soff;
+		if (l > 0 && l <= in->len)
+			out->len = l;
+	}
+}
+
 /* Update file map *f (scratch *t) for shift op `in` (its candidate form
  * `c`, or NULL when removed). */
-static int update(struct smap *f, struct smap *t, const struct dt_op *in, const struct dt_op *c)
+static int update(struct dt_smap *f, struct dt_smap *t, const struct dt_op *in, const struct dt_op *c)
 {
 	int64_t x = in->off, l = in->len;
 	int rc;
 
 	if (x < 0 || l <= 0 || x > INT64_MAX - l)
 		return 0;
-	if (in->kind == DT_INSERT) {
+	if (dt_opdesc_of(in->kind)->shift > 0) {
 		if ((rc = head(t, f, x)))
 			return rc;
 		/* kept: the hole maps onto the candidate's own hole */
@@ -187,7 +199,7 @@ static int update(struct smap *f, struct smap *t, const struct dt_op *in, const 
 	}
 	if (rc)
 		return rc;
-	struct smap s = *f;
+	struct dt_smap s = *f;
 	*f = *t;
 	*t = s;
 	return 0;
@@ -196,7 +208,7 @@ static int update(struct smap *f, struct smap *t, const struct dt_op *in, const 
 ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8_t *keep,
 		    size_t n, int nfiles, struct dt_op *out)
 {
-	struct smap m[DT_MAXFILES] = { { 0 } }, t = { 0 };
+	struct dt_smap m[DT_MAXFILES] = { { 0 } }, t = { 0 };
 	ssize_t k = 0;
 	int rc = 0;
 
@@ -206,14 +218,14 @@ ssize_t dt_relocate(const struct dt_op *ops, const uint8_t *shifted, const uint8
 		rc = push(&m[i], 0, 0, 0);
 	for (size_t j = 0; j < n && !rc; j++) {
 		const struct dt_op *in = &ops[j];
-		if (in->file >= nfiles || (in->kind == DT_REFLINK && in->src >= nfiles)) {
+		const struct dt_opdesc *od = dt_opdesc_of(in->kind);
+		if (in->file >= nfiles || (od->syntax == DT_SYN_REFLINK && in->src >= nfiles)) {
 			rc = -EINVAL;
 			break;
 		}
-		int shift = shifted && shifted[j] &&
-			    (in->kind == DT_INSERT || in->kind == DT_COLLAPSE);
+		int shift = shifted && shifted[j] && od->shift;
 		if (keep[j]) {
-			map_op(m, in, &out[k]);
+			od->reloc(m, in, &out[k]);
 			if (shift)
 				rc = update(&m[in->file], &t, in, &out[k]);
 			k++;

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * optab.c - the op table: one descriptor per op kind (optab.h says what
+ * each field is for and which module uses it), and the per-kind lookups
+ * the rest of difftest and its command line use (names, fallocate modes).
+ */
+#include <string.h>
+
+#include "optab.h"
+
+#define KEEP	RM_FALLOC_FL_KEEP_SIZE
+#define RANGE_OF(syn)	.log_format = dt_fmt_##syn, .log_parse = dt_parse_##syn
+
+const struct dt_opdesc dt_ops[DT_NKINDS] = {
+	[DT_PWRITE] = {
+		.name = "pwrite", .cmd = "pwrite", .syntax = DT_SYN_PAT_RANGE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_IO | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(pat_range), .gen = dt_gen_io, .exec = dt_x_pwrite,
+		.xfs_io = dt_xio_pwrite, .model = dt_model_pwrite,
+		.reloc = dt_reloc_range, .cowlat = dt_cow_write,
+	},
+	[DT_PREAD] = {
+		.name = "pread", .cmd = "pread", .syntax = DT_SYN_RANGE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_IO,
+		RANGE_OF(range), .gen = dt_gen_io, .exec = dt_x_pread,
+		.xfs_io = dt_xio_pread, .reloc = dt_reloc_range,
+	},
+	[DT_MWRITE] = {
+		.name = "mwrite", .cmd = "mwrite", .syntax = DT_SYN_PAT_RANGE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_IO | DT_OPF_TOUCH,
+		RANGE_OF(pat_range), .gen = dt_gen_mwrite, .exec = dt_x_mwrite,
+		.xfs_io = dt_xio_mwrite, .model = dt_model_mwrite,
+		.reloc = dt_reloc_range, .cowlat = dt_cow_write,
+	},
+	[DT_MREAD] = {
+		.name = "mread", .cmd = "mread", .syntax = DT_SYN_RANGE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_IO,
+		RANGE_OF(range), .gen = dt_gen_mread, .exec = dt_x_mread,
+		.xfs_io = dt_xio_mread, .reloc = dt_reloc_range,
+	},
+	[DT_TRUNCATE] = {
+		.name = "truncate", .cmd = "truncate", .syntax = DT_SYN_OFF,
+		.mode = DT_MODE_NONE,
+		RANGE_OF(off), .gen = dt_gen_truncate, .exec = dt_x_truncate,
+		.xfs_io = dt_xio_off, .model = dt_model_truncate,
+		.reloc = dt_reloc_size, .cowlat = dt_cow_truncate,
+	},
+	[DT_FALLOC] = {
+		.name = "falloc", .cmd = "falloc", .syntax = DT_SYN_RANGE, .mode = 0,
+		.flags = DT_OPF_FALLOC | DT_OPF_ALLOC | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+	},
+	[DT_FALLOC_KEEP] = {
+		.name = "falloc_keep", .cmd = "falloc -k", .syntax = DT_SYN_RANGE, .mode = KEEP,
+		.flags = DT_OPF_FALLOC | DT_OPF_ALLOC | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+	},
+	[DT_PUNCH] = {
+		.name = "punch", .cmd = "fpunch", .syntax = DT_SYN_RANGE,
+		.mode = RM_FALLOC_FL_PUNCH_HOLE | KEEP, .flags = DT_OPF_FALLOC | DT_OPF_TOUCH,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_write,
+	},
+	[DT_ZERO] = {
+		.name = "zero", .cmd = "fzero", .syntax = DT_SYN_RANGE,
+		.mode = RM_FALLOC_FL_ZERO_RANGE,
+		.flags = DT_OPF_FALLOC | DT_OPF_ALLOC | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_write,
+	},
+	[DT_ZERO_KEEP] = {
+		.name = "zero_keep", .cmd = "fzero -k", .syntax = DT_SYN_RANGE,
+		.mode = RM_FALLOC_FL_ZERO_RANGE | KEEP,
+		.flags = DT_OPF_FALLOC | DT_OPF_ALLOC | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_write,
+	},
+	[DT_INSERT] = {
+		.name = "insert", .cmd = "finsert", .syntax = DT_SYN_RANGE, .shift = 1,
+		.mode = RM_FALLOC_FL_INSERT_RANGE, .flags = DT_OPF_FALLOC | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_shift, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc,
+		/* the hole's length is not a range of the file */
+		.reloc = dt_reloc_off, .cowlat = dt_cow_shift,
+	},
+	[DT_COLLAPSE] = {
+		.name = "collapse", .cmd = "fcollapse", .syntax = DT_SYN_RANGE, .shift = -1,
+		.mode = RM_FALLOC_FL_COLLAPSE_RANGE, .flags = DT_OPF_FALLOC,
+		RANGE_OF(range), .gen = dt_gen_shift, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_shift,
+	},
+	[DT_UNSHARE] = {
+		.name = "unshare", .cmd = "funshare", .syntax = DT_SYN_RANGE,
+		.mode = RM_FALLOC_FL_UNSHARE_RANGE,
+		.flags = DT_OPF_FALLOC | DT_OPF_TOUCH | DT_OPF_GROW,
+		RANGE_OF(range), .gen = dt_gen_falloc, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_write,
+	},
+	[DT_FMODE] = {
+		.name = "fmode", .cmd = "fmode", .syntax = DT_SYN_MODE_RANGE,
+		.mode = DT_MODE_OP, .flags = DT_OPF_FALLOC | DT_OPF_TOUCH,
+		RANGE_OF(mode_range), .gen = dt_gen_fmode, .exec = dt_x_falloc,
+		.xfs_io = dt_xio_falloc, .model = dt_model_falloc, .reloc = dt_reloc_range,
+		.cowlat = dt_cow_stage,
+	},
+	[DT_FSYNC] = {
+		.name = "fsync", .cmd = "fsync", .syntax = DT_SYN_FILE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
+		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_fsync,
+		.xfs_io = dt_xio_fsync, .reloc = dt_reloc_none,
+	},
+	[DT_REOPEN] = {
+		.name = "reopen", .cmd = "reopen", .syntax = DT_SYN_FILE,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
+		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_reopen,
+		/* each xfs_io run opens and closes the file */
+		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+	},
+	[DT_DROP] = {
+		.name = "drop_caches", .cmd = "drop_caches", .syntax = DT_SYN_GLOBAL,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_GLOBAL | DT_OPF_NOOFF | DT_OPF_SETTLE,
+		.log_format = dt_fmt_global, .log_parse = dt_parse_none, .exec = dt_x_drop,
+		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+	},
+	[DT_REMOUNT] = {
+		.name = "remount", .cmd = "remount", .syntax = DT_SYN_GLOBAL,
+		.mode = DT_MODE_NONE, .flags = DT_OPF_GLOBAL | DT_OPF_NOOFF | DT_OPF_SETTLE,
+		.log_format = dt_fmt_global, .log_parse = dt_parse_none, .exec = dt_x_remount,
+		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+	},
+	[DT_SEEK_DATA] = {
+		.name = "seek_data", .cmd = "seek -d", .syntax = DT_SYN_OFF,
+		.mode = DT_MODE_NONE,
+		RANGE_OF(off), .gen = dt_gen_seek, .exec = dt_x_seek,
+		.xfs_io = dt_xio_off, .reloc = dt_reloc_off,
+	},
+	[DT_SEEK_HOLE] = {
+		.name = "seek_hole", .cmd = "seek -h", .syntax = DT_SYN_OFF,
+		.mode = DT_MODE_NONE,
+		RANGE_OF(off), .gen = dt_gen_seek, .exec = dt_x_seek,
+		.xfs_io = dt_xio_off, .reloc = dt_reloc_off,
+	},
+	[DT_REFLINK] = {
+		.name = "reflink", .cmd = "reflink", .syntax = DT_SYN_REFLINK,
+		.mode = DT_MODE_NONE,
+		RANGE_OF(reflink), .gen = dt_gen_reflink, .exec = dt_x_reflink,
+		.xfs_io = dt_xio_reflink, .model = dt_model_reflink,
+		.reloc = dt_reloc_reflink,
+	},
+};
+
+/* A kind outside the table (a corrupt op): refused where it would run. */
+static const struct dt_opdesc unknown = {
+	.name = "?", .cmd = "?", .syntax = DT_SYN_GLOBAL, .mode = DT_MODE_NONE,
+	.flags = DT_OPF_NOOFF, .log_format = dt_fmt_global, .exec = dt_x_unknown,
+	.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+};
+
+const struct dt_opdesc *dt_opdesc_of(int kind)
+{
+	return kind >= 0 && kind < DT_NKINDS ? &dt_ops[kind] : &unknown;
+}
+
+const char *dt_kind_name(int kind)
+{
+	return dt_opdesc_of(kind)->name;
+}
+
+int dt_kind_parse(const char *name)
+{
+	for (int k = 0; k < DT_NKINDS; k++)
+		if (!strcmp(name, dt_ops[k].name))
+			return k;
+	return -1;
+}
+
+int dt_kind_is_falloc(int kind)
+{
+	return !!(dt_opdesc_of(kind)->flags & DT_OPF_FALLOC);
+}
+
+int dt_kind_is_global(int kind)
+{
+	return !!(dt_opdesc_of(kind)->flags & DT_OPF_GLOBAL);
+}
+
+int dt_kind_mode(const struct dt_op *op)
+{
+	int mode = dt_opdesc_of(op->kind)->mode;
+
+	return mode == DT_MODE_OP ? op->mode : mode;
+}

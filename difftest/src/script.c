@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * script.c - repro.sh: an op log as a shell script that runs the real
+ * xfs_io (plus drop_caches and umount/mount for the ops xfs_io has not),
+ * then checks the diverging op's result the way the oracle did and prints
+ * "BUG REPRODUCED" (exit 1) when the kernel still diverges.  Each kind's
+ * xfs_io command and its effect on the script's own model (the sizes that
+ * mapped I/O is clipped to, the block states a map check allows) are its
+ * descriptor's xfs_io and model hooks (optab.h), defined here.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optab.h"
+
+/* ---- xfs_io commands (dt_ops[].xfs_io) ---- */
+
+int dt_xio_pwrite(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "-c \"pwrite -q -S 0x%02x %" PRId64 " %" PRId64 "\"", op->pat,
+		 op->off, op->len);
+	return 1;
+}
+
+int dt_xio_pread(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "-c \"pread -q %" PRId64 " %" PRId64 "\"", op->off, op->len);
+	return 1;
+}
+
+/* Mapped I/O is clipped to EOF exactly as difftest does; mwrite/mread take
+ * FILE offsets inside the mapping (xfs_io's mmap.c checks "offset is
+ * before start of mapping"). */
+static int xio_mapped(const struct dt_op *op, int64_t size, int write, char *buf, size_t n)
+{
+	int64_t off = op->off, k = dt_mapped_len(off, op->len, size);
+
+	if (!k) {
+		snprintf(buf, n, "# (%s past EOF: nothing to do)", dt_kind_name(op->kind));
+		return DT_XIO_NOTHING;
+	}
+	int64_t base = off & ~(int64_t)4095;
+	if (write)
+		snprintf(buf, n, "-c \"mmap -rw %" PRId64 " %" PRId64 "\" -c \"mwrite -S 0x%02x %"
+			 PRId64 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, op->pat,
+			 off, k);
+	else
+		snprintf(buf, n, "-c \"mmap -r %" PRId64 " %" PRId64 "\" -c \"mread %" PRId64
+			 " %" PRId64 "\" -c \"munmap\"", base, off + k - base, off, k);
+	return 1;
+}
+
+int dt_xio_mwrite(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	return xio_mapped(op, size, 1, buf, n);
+}
+
+int dt_xio_mread(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	return xio_mapped(op, size, 0, buf, n);
+}
+
+/* truncate SIZE, seek -d OFF, seek -h OFF: the log's own command */
+int dt_xio_off(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "-c \"%s %" PRId64 "\"", dt_opdesc_of(op->kind)->cmd, op->off);
+	return 1;
+}
+
+int dt_xio_fsync(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)op;
+	(void)size;
+	snprintf(buf, n, "-c \"fsync\"");
+	return 1;
+}
+
+/* xfs_io: reflink [-q] src_file src_offset dst_offset length */
+int dt_xio_reflink(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "-c \"reflink -q $F%d %" PRId64 " %" PRId64 " %" PRId64 "\"",
+		 op->src, op->soff, op->off, op->len);
+	return 1;
+}
+
+/* Only exact mode words: xfs_io 6.1's "falloc" options ASSIGN the mode
+ * (-i -k gives KEEP_SIZE alone, -p gives PUNCH_HOLE|KEEP_SIZE; checked
+ * with strace), so INSERT|KEEP_SIZE and friends have no xfs_io form. */
+int dt_xio_falloc(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	static const struct { int mode; const char *cmd; } forms[] = {
+		{ 0, "falloc" },
+		{ RM_FALLOC_FL_KEEP_SIZE, "falloc -k" },
+		{ RM_FALLOC_FL_ZERO_RANGE, "fzero" },
+		{ RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_KEEP_SIZE, "fzero -k" },
+		{ RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE, "fpunch" },
+		{ RM_FALLOC_FL_INSERT_RANGE, "finsert" },
+		{ RM_FALLOC_FL_COLLAPSE_RANGE, "fcollapse" },
+		{ RM_FALLOC_FL_UNSHARE_RANGE, "funshare" },
+	};
+	int mode = dt_kind_mode(op);
+
+	(void)size;
+	for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++)
+		if (forms[k].mode == mode) {
+			snprintf(buf, n, "-c \"%s %" PRId64 " %" PRId64 "\"", forms[k].cmd,
+				 op->off, op->len);
+			return 1;
+		}
+	snprintf(buf, n, "# fallocate(mode 0x%x, %" PRId64 ", %" PRId64 ") has no xfs_io form",
+		 (unsigned)mode, op->off, op->len);
+	return DT_XIO_NONE;
+}
+
+/* reopen (each xfs_io run opens and closes the file), drop_caches and
+ * remount (the script's own commands) */
+int dt_xio_nothing(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)op;
+	(void)size;
+	if (n)
+		buf[0] = 0;
+	return DT_XIO_NOTHING;
+}
+
+int dt_op_xfs_io(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	const struct dt_opdesc *od = dt_opdesc_of(op->kind);
+
+	/* xfs_io's getopt takes "-5" for an option and cvtnum() refuses
+	 * negative numbers: such an op (an errno check) has no xfs_io form;
+	 * a truncate's or a seek's has no length */
+	if (op->off < 0 || (od->syntax == DT_SYN_REFLINK && op->soff < 0) ||
+	    (op->len < 0 && od->syntax != DT_SYN_OFF)) {
+		snprintf(buf, n, "# %s %" PRId64 " %" PRId64 ": negative numbers have no xfs_io form",
+			 od->name, op->off, op->len);
+		return DT_XIO_NONE;
+	}
+	return od->xfs_io(op, size, buf, n);
+}
+
+/* ---- the script's model (dt_ops[].model) ---- */
+
+void dt_model_pwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+		     unsigned char *buf)
+{
+	(void)nfiles;
+	dt_fill_pattern(buf, (size_t)op->len, op->pat);
+	rm_pwrite(m[op->file], buf, (size_t)op->len, op->off);
+}
+
+void dt_model_mwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+		     unsigned char *buf)
+{
+	int64_t k = dt_mapped_len(op->off, op->len, rm_size(m[op->file]));
+
+	(void)nfiles;
+	dt_fill_pattern(buf, (size_t)k, op->pat);
+	if (k)
+		rm_pwrite(m[op->file], buf, (size_t)k, op->off);
+}
+
+void dt_model_truncate(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+		       unsigned char *buf)
+{
+	(void)nfiles;
+	(void)buf;
+	rm_truncate(m[op->file], op->off);
+}
+
+void dt_model_falloc(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+		     unsigned char *buf)
+{
+	(void)nfiles;
+	(void)buf;
+	rm_fallocate(m[op->file], dt_kind_mode(op), op->off, op->len);
+}
+
+void dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+		      unsigned char *buf)
+{
+	(void)buf;
+	if (op->src < nfiles && m[op->src])
+		rm_clone_range(m[op->file], m[op->src], op->soff, op->off, op->len);
+}
+
+/* ---- the script ---- */
+
+struct script {
+	FILE *f;
+	struct dt_target *t;
+	int nfiles;
+	const struct dt_div *d;
+	int is_crash;		/* a crash reproducer: the kernel log decides */
+	int64_t bs;
+	struct rm_file *m[DT_MAXFILES];	/* the files after the ops */
+	unsigned char *buf;
+};
+
+static void header(const struct script *sc)
+{
+	FILE *f = sc->f;
+	const char *fs = sc->t->fsname;
+
+	fprintf(f, "#!/bin/sh\n# difftest reproducer (generated; runs the real xfs_io).\n");
+	if (sc->is_crash)
+		fprintf(f, "# kernel crash on %s (%s): %s\n", sc->t->name, fs, sc->d->msg);
+	else
+		fprintf(f, "# divergence (%s) on %s (%s): %s\n", dt_divkind_name(sc->d->kind),
+			sc->t->name, fs, sc->d->msg);
+	fprintf(f, "# usage: sh repro.sh [DIR]   (DIR on a %s mount; as root for drop_caches/remount)\n",
+		fs);
+	fprintf(f, "# exit status: 1 and \"BUG REPRODUCED\" when the kernel still diverges, 0 when not\n");
+}
+
+/* An op xfs_io cannot express (a mode word, a negative number) would make
+ * the script's verdict wrong: such a reproducer replays ops.log with
+ * difftest instead (same exit convention).  1 when it does. */
+static int replay_instead(const struct script *sc, const struct dt_op *ops, size_t n)
+{
+	FILE *f = sc->f;
+	char cmd[512];
+
+	for (size_t j = 0; j < n; j++) {
+		if (dt_op_xfs_io(&ops[j], INT64_MAX, cmd, sizeof(cmd)) != DT_XIO_NONE)
+			continue;
+		fprintf(f, "# op %zu (%s) has no xfs_io form: xfs_io 6.1 cannot issue it.\n"
+			"# This reproducer therefore replays ops.log (beside it) with difftest.\n",
+			j + 1, cmd + 2);
+		if (sc->is_crash)
+			fprintf(f, "klines=$(dmesg | wc -l)\n"
+				"difftest --crash-replay \"$(dirname \"$0\")/ops.log\"\n"
+				"if dmesg | tail -n +$((klines + 1)) | "
+				"grep -E '" DT_CRASH_LINES "'; then\n"
+				"\techo 'BUG REPRODUCED'; exit 1\nfi\necho 'not reproduced'; exit 0\n");
+		else
+			fprintf(f, "difftest --replay \"$(dirname \"$0\")/ops.log\"\n"
+				"case $? in\n0) echo 'not reproduced'; exit 0 ;;\n"
+				"1) echo 'BUG REPRODUCED'; exit 1 ;;\n*) exit 2 ;;\nesac\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* Variables, empty files and the remount function. */
+static void setup(const struct script *sc)
+{
+	FILE *f = sc->f;
+	const char *fs = sc->t->fsname;
+
+	fprintf(f, "set -u\nDIR=${1:-%s}\nXFS_IO=${XFS_IO:-xfs_io}\n",
+		!strcmp(fs, "xfs") ? "/mnt/xfs" : !strcmp(fs, "ext4") ? "/mnt/ext4" : sc->t->dir);
+	if (sc->is_crash)	/* only kernel messages logged from here on count */
+		fprintf(f, "klines=$(dmesg | wc -l)\n");
+	for (int i = 0; i < sc->nfiles; i++) {
+		fprintf(f, "F%d=\"$DIR/difftest-repro-f%d\"\n", i, i);
+		fprintf(f, "rm -f \"$F%d\"; : > \"$F%d\"\n", i, i);
+	}
+	fprintf(f, "remount() {\n\tset -- $(awk -v m=\"$DIR\" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)\n"
+		   "\tif [ $# -eq 3 ]; then sync; umount \"$DIR\" && mount -t \"$2\" -o \"$3\" \"$1\" \"$DIR\"; "
+		   "else sync; echo 3 > /proc/sys/vm/drop_caches; fi\n}\n");
+}
+
+/* One op: its script line(s).  *cur is the file of the xfs_io command
+ * line being built (-1: none); consecutive ops on one file share it. */
+static void script_op(struct script *sc, const struct dt_op *op, int last, int *cur)
+{
+	FILE *f = sc->f;
+	const struct dt_opdesc *od = dt_opdesc_of(op->kind);
+	struct rm_file *mf = op->file < DT_MAXFILES ? sc->m[op->file] : NULL;
+	char cmd[512];
+	int has = dt_op_xfs_io(op, mf ? rm_size(mf) : 0, cmd, sizeof(cmd)) > 0;
+
+	if ((od->flags & DT_OPF_GLOBAL) || op->kind == DT_REOPEN || !has || last ||
+	    (int)op->file != *cur) {
+		if (*cur >= 0)
+			fprintf(f, " \"$F%d\"\n", *cur);
+		*cur = -1;
+	}
+	/* apply to the model (for sizes and the expected results) */
+	if (mf && sc->buf && od->model)
+		od->model(sc->m, sc->nfiles, op, sc->buf);
+	if (op->kind == DT_DROP) {
+		fprintf(f, "sync; echo 3 > /proc/sys/vm/drop_caches\n");
+		return;
+	}
+	if (op->kind == DT_REMOUNT) {
+		fprintf(f, "remount\n");
+		return;
+	}
+	if (op->kind == DT_REOPEN)
+		return;	/* each xfs_io run opens and closes the file */
+	if (!has) {
+		fprintf(f, "%s\n", cmd);
+		return;
+	}
+	if (last && !sc->is_crash) {
+		fprintf(f, "echo '--- the op that diverges:'\nout=$($XFS_IO %s \"$F%d\" 2>&1); echo \"$out\"\n",
+			cmd, op->file);
+		return;
+	}
+	if (*cur < 0) {
+		fprintf(f, "$XFS_IO");
+		*cur = op->file;
+	}
+	fprintf(f, " %s", cmd);
+}
+
+static void script_ops(struct script *sc, const struct dt_op *ops, size_t n)
+{
+	int cur = -1;
+
+	for (size_t j = 0; j < n; j++)
+		script_op(sc, &ops[j], j + 1 == n, &cur);
+	if (cur >= 0)
+		fprintf(sc->f, " \"$F%d\"\n", cur);
+}
+
+/* ---- the verdict: the diverging op's result checked again ---- */
+
+static void verdict_ret(const struct script *sc, int fi)
+{
+	/* what the model said; xfs_io prints "CMD: strerror" on failure */
+	const char *p = strstr(sc->d->msg, "expected ");
+	long long ev = p ? strtoll(p + 9, NULL, 10) : 0;
+
+	(void)fi;
+	if (ev < 0)
+		fprintf(sc->f, "# expected: %s\necho \"$out\" | grep -q \"%s\" || bug=1\n",
+			dt_errname((int)ev), strerror((int)-ev));
+	else
+		fprintf(sc->f, "# expected: success (%lld)\necho \"$out\" | grep -q \": \" && bug=1\n", ev);
+}
+
+static void verdict_size(const struct script *sc, int fi)
+{
+	fprintf(sc->f, "[ \"$(stat -c %%s \"$F\")\" = %" PRId64 " ] || bug=1\n", rm_size(sc->m[fi]));
+}
+
+static void verdict_data(const struct script *sc, int fi)
+{
+	const struct dt_div *d = sc->d;
+
+	(void)fi;
+	if (d->byte_off >= 0 && d->exp_byte >= 0)
+		fprintf(sc->f, "b=$(od -An -tx1 -j %" PRId64 " -N1 \"$F\" | tr -d ' \\n')\n"
+			"echo \"byte at %" PRId64 ": $b (expected %02x)\"\n[ \"$b\" = %02x ] || bug=1\n",
+			d->byte_off, d->byte_off, d->exp_byte, d->exp_byte);
+}
+
+static void verdict_seek(const struct script *sc, int fi)
+{
+	const char *p = strstr(sc->d->msg, "returned ");
+	long long got = p ? strtoll(p + 9, NULL, 10) : 0;
+
+	(void)fi;
+	fprintf(sc->f, "# expected (any answer rm_lseek_ok() allows); the kernel gave the one in the message\n");
+	fprintf(sc->f, "echo \"$out\" | grep -qw -- \"%lld\" && bug=1\n", got);
+}
+
+/* on-disk corruption: unmount and fsck as difftest's remount did */
+static void verdict_fsck(const struct script *sc, int fi)
+{
+	(void)fi;
+	fprintf(sc->f, "# the last remount's fsck found corruption: unmount, fsck -n, mount again\n"
+		"set -- $(awk -v m=\"$DIR\" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)\n"
+		"sync; umount \"$DIR\" || { echo \"cannot unmount $DIR\"; exit 2; }\n"
+		"if [ \"$2\" = xfs ]; then xfs_repair -n \"$1\" || bug=1; else e2fsck -fn \"$1\" || bug=1; fi\n"
+		"mount -t \"$2\" -o \"$3\" \"$1\" \"$DIR\"\n");
+}
+
+struct allow_ctx {
+	FILE *f;
+	int64_t bs;
+	int64_t lo, hi;
+};
+
+static int allow_cb(void *ctx, const struct rm_run *r)
+{
+	struct allow_ctx *a = ctx;
+	for (int64_t p = r->off; p < r->off + r->len; p += a->bs) {
+		if (p < a->lo || p >= a->hi)
+			continue;
+		fputc(' ', a->f);
+		if (r->may & RM_DATA) fputc('D', a->f);
+		if (r->may & RM_UNWRITTEN) fputc('U', a->f);
+		if (r->may & RM_HOLE) fputc('.', a->f);
+	}
+	return 0;
+}
+
+static void verdict_map(const struct script *sc, int fi)
+{
+	FILE *f = sc->f;
+	int64_t bs = sc->bs, lo = sc->d->map_lo & ~(bs - 1), hi = sc->d->map_hi;
+
+	if (hi - lo > 64 * bs)
+		hi = lo + 64 * bs;
+	struct allow_ctx a = { .f = f, .bs = bs, .lo = lo, .hi = hi };
+	fprintf(f, "# allowed states per block %" PRId64 "..%" PRId64 " (D data, U unwritten, . hole)\n",
+		lo / bs, (hi - 1) / bs);
+	fprintf(f, "allowed=\"");
+	if (sc->m[fi])
+		rm_walk(sc->m[fi], lo, hi, allow_cb, &a);
+	fprintf(f, "\"\n");
+	fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\"\n");
+	/* "[0..7]:" -> "0..7" by keeping digits and dots: busybox awk (the
+	 * guest's) does not take "]" inside a bracket expression. */
+	fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\" | awk -v lo=%" PRId64 " -v spb=%" PRId64
+		" -v allowed=\"$allowed\" '\n"
+		"function hex(s,  i, v, c) { v = 0; s = tolower(s); sub(/^0x/, \"\", s);\n"
+		"  for (i = 1; i <= length(s); i++) { c = index(\"0123456789abcdef\", substr(s, i, 1)) - 1; v = v * 16 + c }\n"
+		"  return v }\n"
+		"/^ *[0-9]+: \\[/ { r = $2; gsub(/[^0-9.]/, \"\", r); split(r, ab, \"\\\\.\\\\.\");\n"
+		"  if ($3 == \"hole\") next; f = hex($NF); st = (f %% 4096 >= 2048) ? \"U\" : \"D\";\n"
+		"  for (b = int(ab[1] / spb); b <= int(ab[2] / spb); b++) state[b] = st }\n"
+		"END { n = split(allowed, al, \" \"); bad = 0;\n"
+		"  for (k = 1; k <= n; k++) { b = lo + k - 1; s = (b in state) ? state[b] : \".\";\n"
+		"    if (index(al[k], s) == 0) { printf \"block %%d: kernel %%s, allowed {%%s}\\n\", b, s, al[k]; bad = 1 } }\n"
+		"  exit bad }' || bug=1\n", lo / bs, bs / 512);
+}
+
+/* How each kind of divergence is checked again (none: the kernel log's
+ * verdict alone, for crash reproducers). */
+static void (*const verdicts[DV_NKINDS])(const struct script *sc, int fi) = {
+	[DV_RET] = verdict_ret, [DV_SIZE] = verdict_size, [DV_MAP] = verdict_map,
+	[DV_DATA] = verdict_data, [DV_SEEK] = verdict_seek, [DV_FSCK] = verdict_fsck,
+};
+
+static void verdict(const struct script *sc, const struct dt_op *ops, size_t n)
+{
+	FILE *f = sc->f;
+	char cmd[512];
+	int fi = sc->d->file < sc->nfiles ? sc->d->file : 0;
+
+	/* difftest maps every file after its ops (FIEMAP): so does a crash
+	 * reproducer, or a crash inside FIEMAP (mutant 03) would need
+	 * difftest itself to show */
+	if (sc->is_crash)
+		for (int i = 0; i < sc->nfiles; i++)
+			fprintf(f, "$XFS_IO -r -c fiemap \"$F%d\" >/dev/null 2>&1\n", i);
+	if (n == 0 || dt_op_xfs_io(&ops[n - 1], 0, cmd, sizeof(cmd)) <= 0)
+		fprintf(f, "out=\n");
+	fprintf(f, "F=\"$F%d\"\nbug=0\n", fi);
+	if (sc->is_crash)	/* new kernel lines of the kinds vm/run treats as a crash */
+		fprintf(f, "dmesg | tail -n +$((klines + 1)) |\n"
+			"\tgrep -E '" DT_CRASH_LINES "' && bug=1\n");
+	if (sc->d->kind > DV_NONE && sc->d->kind < DV_NKINDS && verdicts[sc->d->kind])
+		verdicts[sc->d->kind](sc, fi);
+	fprintf(f, "rm -f");
+	for (int i = 0; i < sc->nfiles; i++)
+		fprintf(f, " \"$F%d\"", i);
+	fprintf(f, "\nif [ $bug = 1 ]; then echo 'BUG REPRODUCED'; exit 1; fi\necho 'not reproduced'; exit 0\n");
+}
+
+void dt_write_script(FILE *f, struct dt_target *t, int nfiles, const struct dt_op *ops,
+		     size_t n, const struct dt_div *d)
+{
+	struct dt_div crash = { .kind = DV_NONE, .byte_off = -1 };
+	struct script sc = { .f = f, .t = t, .nfiles = nfiles, .d = d, .is_crash = !d,
+			     .bs = t->mopts.blocksize };
+
+	if (sc.is_crash) {
+		snprintf(crash.msg, sizeof(crash.msg),
+			 "the kernel oopsed, hit BUG() or WARN() during these ops");
+		sc.d = &crash;
+	}
+	header(&sc);
+	if (replay_instead(&sc, ops, n))
+		return;
+	sc.buf = malloc(DT_MAX_IO);
+	setup(&sc);
+	for (int i = 0; i < nfiles; i++)
+		rm_file_new(&t->mopts, &sc.m[i]);
+	script_ops(&sc, ops, n);
+	verdict(&sc, ops, n);
+	for (int i = 0; i < nfiles; i++)
+		rm_file_free(sc.m[i]);
+	free(sc.buf);
+}
