@@ -178,6 +178,11 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		add_div(c, r, &sr.div, dir, sr.nops, sr.tests, sr.complete, sr.seconds);
 		/* the original divergence's position matters for the report */
 		c->divs[c->ndivs - 1].opno = d->opno;
+	} else if (sr.flaky) {
+		fprintf(stderr, "difftest: the shrunk log did not diverge again when re-tested (the "
+			"target is flaky here); writing the unshrunk log of %zu ops\n", n);
+		dt_write_repro(dir, t, nfiles, w, n, d, c->seed);
+		add_div(c, r, d, dir, n, sr.tests, 0, sr.seconds);
 	} else {
 		fprintf(stderr, "difftest: the divergence does not reproduce on fresh files from the "
 			"last %zu ops (it depends on earlier state); writing the unshrunk log\n", n);

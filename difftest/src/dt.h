@@ -355,6 +355,7 @@ struct dt_shrink_res {
 	uint64_t tests;
 	double seconds;
 	int complete;		/* 1-minimal reached within budget */
+	int flaky;		/* shrunk, then did not fail when re-tested */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
  * divergence (with *d), DV_NONE if clean, <0 on setup error. */
