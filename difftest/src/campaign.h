@@ -85,7 +85,7 @@ struct dt_campaign {
 	double last_progress;
 	struct dt_progress *live;	/* set: report progress here, print nothing */
 	struct dt_divrec *divs;
-	size_t ndivs;
+	size_t ndivs, divs_cap;
 };
 
 int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r);

@@ -219,6 +219,9 @@ struct dt_session {
 
 int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 		   char *err, size_t errn);
+/* Whether spec names a target (known kind and profile; for dir: an
+ * existing path), touching nothing: 0, or -errno with a message in err. */
+int dt_target_spec_check(const char *spec, char *err, size_t errn);
 void dt_target_fini(struct dt_target *t);
 int dt_session_open(struct dt_target *t, int nfiles, struct dt_session **out,
 		    char *err, size_t errn);

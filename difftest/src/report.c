@@ -713,7 +713,9 @@ static void jwrite(FILE *f, const struct jv *v, int ind)
 	case J_BOOL: fputs(v->b ? "true" : "false", f); break;
 	case J_INT: fprintf(f, "%s%" PRIu64, v->neg ? "-" : "", v->mag); break;
 	case J_NUM:
-		if (v->num == floor(v->num) && fabs(v->num) < 9e15)
+		if (v->num == 0)	/* not "-0": it would read back as an integer 0 */
+			fputs("0", f);
+		else if (v->num == floor(v->num) && fabs(v->num) < 9e15)
 			fprintf(f, "%.0f", v->num);
 		else
 			fprintf(f, "%.3f", v->num);

@@ -252,86 +252,154 @@ out:
 	return rc;
 }
 
+/* A model-backed target, "model[:PROFILE]" or "faulty:KIND[:PROFILE]":
+ * complete after this. */
+static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
+{
+	char *kind = strchr(copy, ':');
+	char *p2 = kind ? strchr(kind + 1, ':') : NULL;
+	const char *prof = NULL;
+	static const struct { const char *name; enum dt_fault f; } faults[] = {
+		{ "insert-off-by-one", DT_F_INSERT_OBO },
+		{ "lost-unwritten", DT_F_LOST_UNWRITTEN },
+		{ "wrong-errno", DT_F_WRONG_ERRNO },
+	};
+
+	if (p2) {
+		*p2 = 0;
+		prof = p2 + 1;
+	}
+	if (copy[0] == 'm') {
+		t->type = DT_T_MODEL;
+		t->fault = DT_F_NONE;
+		if (kind && !p2)
+			prof = kind + 1;
+	} else {
+		t->type = DT_T_FAULTY;
+		kind++;
+		size_t i = 0;
+		while (i < sizeof(faults) / sizeof(faults[0]) && strcmp(kind, faults[i].name))
+			i++;
+		if (i == sizeof(faults) / sizeof(faults[0])) {
+			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
+				 "lost-unwritten, wrong-errno)", kind);
+			return -EINVAL;
+		}
+		t->fault = faults[i].f;
+	}
+	if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
+		snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
+		return -EINVAL;
+	}
+	snprintf(t->fsname, sizeof(t->fsname), "model");
+	t->fiemap = 1;
+	t->mmap_ok = 1;
+	t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
+	return 0;
+}
+
+/* The directory of a file-system target (t->dir, resolved) and the
+ * profile it names, if any (*prof). */
+static int spec_dir(struct dt_target *t, const char *spec, char *copy, const char **prof,
+		    char *err, size_t errn)
+{
+	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
+		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
+		return 0;
+	}
+	if (strncmp(copy, "dir:", 4)) {
+		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
+			 "faulty:KIND, model[:PROFILE])", spec);
+		return -EINVAL;
+	}
+	char *p = copy + 4, *c = strrchr(p, ':');
+	if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
+		*c = 0;
+		*prof = c + 1;
+	}
+	if (!realpath(p, t->dir)) {
+		int e = errno;
+		/* a path may hold ':', so "dir:/x:nosuch" is first a path */
+		if (c && !*prof)
+			snprintf(err, errn, "target %s: %s: %s (and '%s' is no profile: ext4, xfs, "
+				 "bytes)", spec, p, strerror(e), c + 1);
+		else
+			snprintf(err, errn, "target %s: %s: %s", spec, p, strerror(e));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* What the spec names, without touching the target: model and faulty
+ * targets are complete (1), for the others t->dir and *prof are set (0). */
+static int parse_spec(struct dt_target *t, const char *spec, const char **prof,
+		      char *err, size_t errn)
+{
+	char copy[PATH_MAX + 32];
+
+	if (strlen(spec) >= sizeof(copy)) {
+		snprintf(err, errn, "target spec too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(copy, sizeof(copy), "%s", spec);
+	t->mopts.profile = RM_PROFILE_EXT4;
+	t->mopts.blocksize = 4096;
+	*prof = NULL;
+	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
+		int rc = init_model(t, copy, err, errn);
+		return rc ? rc : 1;
+	}
+	t->type = DT_T_FD;
+	return spec_dir(t, spec, copy, prof, err, errn);
+}
+
+static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
+		   size_t errn);
+
+int dt_target_spec_check(const char *spec, char *err, size_t errn)
+{
+	struct dt_target *t = calloc(1, sizeof(*t));
+	const char *prof;
+
+	if (!t) {
+		snprintf(err, errn, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = parse_spec(t, spec, &prof, err, errn);
+	free(t);
+	return rc < 0 ? rc : 0;
+}
+
 int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 		   char *err, size_t errn)
 {
-	char copy[PATH_MAX + 32];
 	const char *prof = NULL;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", spec);
 	snprintf(t->tag, sizeof(t->tag), "%s", tag);
-	snprintf(copy, sizeof(copy), "%s", spec);
-	t->mopts.profile = RM_PROFILE_EXT4;
-	t->mopts.blocksize = 4096;
-
-	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
-		char *kind = strchr(copy, ':');
-		char *p2 = kind ? strchr(kind + 1, ':') : NULL;
-		if (p2) {
-			*p2 = 0;
-			prof = p2 + 1;
-		}
-		if (copy[0] == 'm') {
-			t->type = DT_T_MODEL;
-			t->fault = DT_F_NONE;
-			if (kind && !p2)
-				prof = kind + 1;
-		} else {
-			t->type = DT_T_FAULTY;
-			kind++;
-			if (!strcmp(kind, "insert-off-by-one"))
-				t->fault = DT_F_INSERT_OBO;
-			else if (!strcmp(kind, "lost-unwritten"))
-				t->fault = DT_F_LOST_UNWRITTEN;
-			else if (!strcmp(kind, "wrong-errno"))
-				t->fault = DT_F_WRONG_ERRNO;
-			else {
-				snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-					 "lost-unwritten, wrong-errno)", kind);
-				return -EINVAL;
-			}
-		}
-		if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
-			snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
-			return -EINVAL;
-		}
-		snprintf(t->fsname, sizeof(t->fsname), "model");
-		t->fiemap = 1;
-		t->mmap_ok = 1;
-		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
-		return 0;
-	}
-
-	t->type = DT_T_FD;
-	const char *dir;
-	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
-		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
-		t->global_drop = geteuid() == 0;
-		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
-			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
-				 "guest, use difftest-vm or a dir:PATH target)", copy, t->dir);
-			return -ENOENT;
-		}
-	} else if (!strncmp(copy, "dir:", 4)) {
-		char *p = copy + 4;
-		char *c = strrchr(p, ':');
-		if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
-			*c = 0;
-			prof = c + 1;
-		}
-		dir = p;
-		if (!realpath(dir, t->dir)) {
-			snprintf(err, errn, "target %s: %s: %s", spec, dir, strerror(errno));
-			return -ENOENT;
-		}
+	int rc = parse_spec(t, spec, &prof, err, errn);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	if (!strncmp(spec, "dir:", 4)) {
 		t->global_drop = getenv("DIFFTEST_GLOBAL_DROP") && geteuid() == 0;
 		find_mount(t, t->dir);
 	} else {
-		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
-			 "faulty:KIND, model[:PROFILE])", spec);
-		return -EINVAL;
+		t->global_drop = geteuid() == 0;
+		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
+			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
+				 "guest, use difftest-vm or a dir:PATH target)", spec, t->dir);
+			return -ENOENT;
+		}
 	}
+	return fs_init(t, spec, prof, err, errn);
+}
+
+/* statfs picks the file system's name and, unless the spec named one,
+ * the model profile; then the probe. */
+static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
+		   size_t errn)
+{
 	struct stat st;
 	if (stat(t->dir, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errn, "target %s: %s is not a directory", spec, t->dir);
