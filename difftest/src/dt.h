@@ -8,7 +8,8 @@
  * Pieces: op.c (operation kinds, the text op log, xfs_io rendering),
  * gen.c (deterministic weighted generator), target.c (real directories and
  * the model-backed faulty targets behind one interface), exec.c (execute an
- * op on model and target, the oracle), shrink.c (ddmin and reproducer
+ * op on model and target, the oracle), ddmin.c (delta debugging over a
+ * predicate), shrink.c (the shrinker's predicate and reproducer
  * files), shiftmap.c (moving a candidate's ops across the shifts ddmin
  * removed), cowlat.c (where XFS may keep CoW staging: lseek latitude),
  * report.c (statistics, progress, JSON report and merge), main.c.

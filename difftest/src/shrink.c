@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shrink.c - turning a divergence into a reproducer: replay an op log on
- * fresh files of a target (dt_run_log), delta debugging over the op log
- * (Zeller's ddmin, each candidate re-run on fresh files; a candidate
- * "fails" when it shows a divergence of the same kind, and is then cut
- * right after the op that diverged), and the three output files:
+ * fresh files of a target (dt_run_log), the predicate that ddmin.c
+ * minimises the op log with (each candidate re-run on fresh files; a
+ * candidate "fails" when it shows a divergence of the same kind, and is
+ * then cut right after the op that diverged; its ops are moved across the
+ * shifts it dropped, shiftmap.c), and the three output files:
  *   ops.log   the op log, for `difftest --replay ops.log`
  *   repro.sh  a shell script running the real xfs_io (plus drop_caches and
  *             umount/mount for the ops xfs_io has not) that prints
@@ -22,6 +23,7 @@
 
 #include "ddmin.h"
 #include "dt.h"
+#include "rm_vec.h"
 
 static double now(void)
 {
@@ -397,15 +399,10 @@ int dt_log_read(const char *path, struct dt_op **ops, size_t *n, int *nfiles,
 		}
 		if (*p == '\n' || *p == 0 || *p == '\r')
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct dt_op *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (RM_VEC_RESERVE(&v, &cap, cnt + 1, 256)) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
 		}
 		char e2[256];
 		if (dt_op_parse(p, &v[cnt], e2, sizeof(e2))) {
