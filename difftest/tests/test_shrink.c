@@ -15,14 +15,19 @@
  *  - an input that does not fail is returned unchanged (NO_FAIL);
  *  - a flaky predicate (one false "fails") is reported FLAKY, never as a
  *    reproducer; a false "passes" only costs minimality;
- *  - errors of the predicate or the builder come back as they are.
+ *  - errors of the predicate or the builder come back as they are;
+ *  - end to end (the difftest binary under timeout(1)): a faulty target's
+ *    divergences shrink to the same reproducers as before the shrinker
+ *    became ddmin.c (golden op logs of seed 7).
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -363,6 +368,39 @@ static void test_errors(void **state)
 	}
 }
 
+/* The shrunk reproducers of `difftest -t faulty:insert-off-by-one -N 20000
+ * -S 7`, as the shrinker made them before ddmin.c (and must still). */
+static void test_golden_faulty(void **state)
+{
+	(void)state;
+	static const char *const want[3] = {
+		"f0 pwrite -S 0x39 3999852 1240\nf0 falloc 3850240 5\nf0 finsert 3850240 40960\n",
+		"f0 pwrite -S 0x7f 41041920 4096\nf0 pwrite -S 0x03 48218112 4096\n"
+		"f0 finsert 41041920 4096\n",
+		"f0 pwrite -S 0xd8 62861312 4096\nf0 falloc -k 20791296 4096\n"
+		"f0 finsert 20791296 4096\n",
+	};
+	char dir[] = "/tmp/dt-shrink-XXXXXX", cmd[1024];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "timeout 600 %s -t faulty:insert-off-by-one -N 20000 -S 7 -q "
+		 "--out %s/out 2>%s/err", DIFFTEST_BIN, dir, dir);
+	int st = system(cmd);
+	assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	for (int k = 0; k < 3; k++) {
+		char path[300], got[4096] = "", line[512];
+		snprintf(path, sizeof(path), "%s/out/div-faulty_insert-off-by-one-%d/ops.log", dir, k + 1);
+		FILE *f = fopen(path, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f))
+			if (line[0] != '#')
+				strncat(got, line, sizeof(got) - strlen(got) - 1);
+		fclose(f);
+		assert_string_equal(got, want[k]);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_no_fail),
 		cmocka_unit_test(test_flaky),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_golden_faulty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
