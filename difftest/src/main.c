@@ -597,7 +597,8 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, d.file, rc, o,
 				  2000, 300, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
-		       k ? " (did not reproduce as a whole: unshrunk)" : "");
+		       !k ? "" : sr.flaky ? " (flaky: these ops diverged once, not when re-tested)"
+		       : " (did not reproduce as a whole: unshrunk)");
 		for (size_t j = 0; j < sr.nops; j++) {
 			dt_op_format(&sr.ops[j], line, sizeof(line));
 			printf("  %s\n", line);
