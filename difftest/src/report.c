@@ -746,7 +746,7 @@ static struct jv *parse_report(const char *buf, size_t len, const char *name, ch
 	struct jv *v = NULL;
 	const char *why = NULL;
 
-	if (memchr(buf, 0, len))
+	if (len && memchr(buf, 0, len))
 		why = "a NUL byte";
 	else if ((v = jparse(&p, 0)) && (ws(&p), p.s < p.end))
 		why = "trailing characters";
@@ -821,8 +821,9 @@ static int slurp(const char *path, char **buf, size_t *len, char *err, size_t er
 	int rc = 0;
 
 	if (!f) {
-		snprintf(err, errn, "%s: %s", path, strerror(errno));
-		return -errno;
+		rc = -errno;
+		snprintf(err, errn, "%s: %s", path, strerror(-rc));
+		return rc;
 	}
 	do {
 		if ((rc = RM_VEC_RESERVE(&b, &cap, n + 65536, 65536)))
