@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "rm_vec.h"
 
 static double now(void)
 {
@@ -82,25 +83,17 @@ struct oplog {
 
 static int log_push(struct oplog *l, const struct dt_op *op)
 {
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 4096;
-		struct dt_op *nv = realloc(l->v, nc * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = nc;
-	}
-	l->v[l->n++] = *op;
-	return 0;
+	int rc = RM_VEC_RESERVE(&l->v, &l->cap, l->n + 1, 4096);
+	if (!rc)
+		l->v[l->n++] = *op;
+	return rc;
 }
 
 static void add_div(struct dt_campaign *c, struct dt_tresult *r, const struct dt_div *d,
 		    const char *dir, size_t shrunk, uint64_t tests, int complete, double secs)
 {
-	struct dt_divrec *v = realloc(c->divs, (c->ndivs + 1) * sizeof(*v));
-	if (!v)
+	if (RM_VEC_RESERVE(&c->divs, &c->divs_cap, c->ndivs + 1, 8))
 		return;
-	c->divs = v;
 	struct dt_divrec *e = &c->divs[c->ndivs++];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->target, sizeof(e->target), "%s", r->name);
@@ -116,22 +109,13 @@ static void add_div(struct dt_campaign *c, struct dt_tresult *r, const struct dt
 	e->shrink_seconds = secs;
 }
 
-static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tresult *r,
-		       struct dt_div *d, const struct oplog *l, const size_t *epoch,
-		       int nfiles)
+/* The first op of the window a divergence is shrunk from: the ops since
+ * the diverging file's current incarnation began; for fsck, since the
+ * oldest file's (the corrupt inode can be any file's: the remount op
+ * names one at random). */
+static size_t div_window(const struct oplog *l, const size_t *epoch, const struct dt_div *d,
+			 int nfiles)
 {
-	char line[256], tn[PATH_MAX + 32], dir[2 * PATH_MAX + 256];
-
-	double ts = now();
-	r->divergences++;
-	dt_op_format(&d->op, line, sizeof(line));
-	fprintf(stderr, "%sdifftest: DIVERGENCE #%" PRIu64 " on %s, file f%d, op %" PRIu64 " (%s): %s\n",
-		c->tty ? "\n" : "", r->divergences, t->name, d->file, d->opno, line, d->msg);
-	sanitize(t->name, tn, sizeof(tn));
-	snprintf(dir, sizeof(dir), "%s/div-%s%s-%" PRIu64, c->out, c->shard_tag, tn, r->divergences);
-	/* window: ops since the diverging file's current incarnation began;
-	 * for fsck, since the oldest file's: the corrupt inode can be any
-	 * file's (the remount op names one at random) */
 	size_t from = epoch[d->file];
 	if (d->kind == DV_FSCK)
 		for (int i = 0; i < nfiles; i++)
@@ -150,21 +134,19 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 				grown = 1;
 			}
 	}
-	size_t n = l->n - from;
 	const size_t max_window = 50000;
-	if (n > max_window) {
-		from = l->n - max_window;
-		n = max_window;
-	}
-	const struct dt_op *w = l->v + from;
-	if (c->no_shrink) {
-		dt_write_repro(dir, t, nfiles, w, n, d, c->seed);
-		add_div(c, r, d, dir, n, 0, 0, 0);
-		r->shrink_seconds += now() - ts;
-		return;
-	}
+	return l->n - from > max_window ? l->n - max_window : from;
+}
+
+/* Shrink the window w[0..n) and write the reproducer into dir (the
+ * unshrunk window when it does not shrink). */
+static void shrink_div(struct dt_campaign *c, struct dt_target *t, struct dt_tresult *r,
+		       struct dt_div *d, const struct dt_op *w, size_t n, int nfiles,
+		       const char *dir, const char *tn)
+{
 	struct dt_shrink_res sr;
 	char cj[2 * PATH_MAX + 256];
+
 	if (c->journal[0])
 		snprintf(cj, sizeof(cj), "%s/shrink-candidate-%s%s.log", c->journal, c->shard_tag, tn);
 	fprintf(stderr, "difftest: shrinking %zu ops (ddmin, fresh files per candidate; in the "
@@ -177,44 +159,88 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 			sr.nops, sr.tests, sr.seconds, sr.complete ? ", 1-minimal" : ", budget hit", dir);
 		add_div(c, r, &sr.div, dir, sr.nops, sr.tests, sr.complete, sr.seconds);
 		/* the original divergence's position matters for the report */
-		c->divs[c->ndivs - 1].opno = d->opno;
+		if (c->ndivs)
+			c->divs[c->ndivs - 1].opno = d->opno;
 	} else {
-		fprintf(stderr, "difftest: the divergence does not reproduce on fresh files from the "
-			"last %zu ops (it depends on earlier state); writing the unshrunk log\n", n);
+		if (sr.flaky)
+			fprintf(stderr, "difftest: the shrunk log did not diverge again when re-tested "
+				"(the target is flaky here); writing the unshrunk log of %zu ops\n", n);
+		else
+			fprintf(stderr, "difftest: the divergence does not reproduce on fresh files from "
+				"the last %zu ops (it depends on earlier state); writing the unshrunk "
+				"log\n", n);
 		dt_write_repro(dir, t, nfiles, w, n, d, c->seed);
 		add_div(c, r, d, dir, n, sr.tests, 0, sr.seconds);
 	}
 	dt_div_free(&sr.div);
 	free(sr.ops);
+}
+
+static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tresult *r,
+		       struct dt_div *d, const struct oplog *l, const size_t *epoch,
+		       int nfiles)
+{
+	char line[256], tn[PATH_MAX + 32], dir[2 * PATH_MAX + 256];
+
+	double ts = now();
+	r->divergences++;
+	dt_op_format(&d->op, line, sizeof(line));
+	fprintf(stderr, "%sdifftest: DIVERGENCE #%" PRIu64 " on %s, file f%d, op %" PRIu64 " (%s): %s\n",
+		c->tty ? "\n" : "", r->divergences, t->name, d->file, d->opno, line, d->msg);
+	sanitize(t->name, tn, sizeof(tn));
+	snprintf(dir, sizeof(dir), "%s/div-%s%s-%" PRIu64, c->out, c->shard_tag, tn, r->divergences);
+	size_t from = div_window(l, epoch, d, nfiles), n = l->n - from;
+	if (c->no_shrink) {
+		dt_write_repro(dir, t, nfiles, l->v + from, n, d, c->seed);
+		add_div(c, r, d, dir, n, 0, 0, 0);
+	} else {
+		shrink_div(c, t, r, d, l->v + from, n, nfiles, dir, tn);
+	}
 	r->shrink_seconds += now() - ts;
 }
 
-int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r)
-{
-	struct dt_target *t = calloc(1, sizeof(*t));
-	char err[1024];
-	int rc;
+/* One target's run: what the steps below share. */
+struct trun {
+	struct dt_campaign *c;
+	struct dt_tresult *r;
+	struct dt_target *t;
+	struct dt_session *s;
+	struct dt_exec x;
+	struct dt_gen g;
+	struct oplog l;
+	size_t epoch[DT_MAXFILES];	/* where each file's current incarnation began */
+	int live[DT_MAXFILES];
+	struct dt_div d;
+	FILE *jf;			/* --journal */
+	struct rusage ru0, rc0;
+};
 
-	memset(r, 0, sizeof(*r));
-	snprintf(r->name, sizeof(r->name), "%s", spec);
-	if (!t)
-		return -ENOMEM;
-	/* pinned before the target's probe writes anything (pin.c) */
+static void fail(struct trun *u, const char *what, const char *err)
+{
+	fprintf(stderr, "difftest: %s%s\n", what, err);
+	snprintf(u->r->error, sizeof(u->r->error), "%s", err);
+}
+
+/* Pin (before the probe writes anything, pin.c), make the target and
+ * note what it is: 0 or -errno. */
+static int open_target(struct trun *u, const char *spec)
+{
+	struct dt_campaign *c = u->c;
+	struct dt_tresult *r = u->r;
+	char err[1024], tag[64];
+	int pin = 0, rc;
+
 	r->cpu = -1;
-	int pin = 0;
 	if (!c->no_pin && (pin = dt_pin(c->pin_slot)) >= 0)
 		r->cpu = pin;
-	char tag[64];
 	snprintf(tag, sizeof(tag), "%s%d", c->shard_tag, (int)getpid());
-	if ((rc = dt_target_init(t, spec, tag, err, sizeof(err)))) {
-		fprintf(stderr, "difftest: %s\n", err);
-		snprintf(r->error, sizeof(r->error), "%s", err);
-		free(t);
+	if ((rc = dt_target_init(u->t, spec, tag, err, sizeof(err)))) {
+		fail(u, "", err);
 		return rc;
 	}
-	snprintf(r->fsname, sizeof(r->fsname), "%s", t->fsname);
-	snprintf(r->profile, sizeof(r->profile), "%s", rm_profile_name(t->mopts.profile));
-	snprintf(r->notes, sizeof(r->notes), "%s", t->probe_notes);
+	snprintf(r->fsname, sizeof(r->fsname), "%s", u->t->fsname);
+	snprintf(r->profile, sizeof(r->profile), "%s", rm_profile_name(u->t->mopts.profile));
+	snprintf(r->notes, sizeof(r->notes), "%s", u->t->probe_notes);
 	if (pin < 0) {
 		/* a run that may migrate still runs; it may not replay */
 		size_t l = strlen(r->notes);
@@ -224,27 +250,33 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 			"and so this seed's divergences, may differ between runs\n",
 			c->prefix, spec, dt_errname(pin));
 	}
-	r->blocksize = t->mopts.blocksize;
+	r->blocksize = u->t->mopts.blocksize;
 	if (c->no_remount)
-		t->can_remount = 0;
-	t->fiemap_nosync = c->fiemap_nosync;
-	struct dt_gen g;
-	dt_gen_init(&g, c->seed, c->nfiles, t->mopts.blocksize, t->mopts.maxbytes);
-	memcpy(g.weights, c->weights, sizeof(g.weights));
-	g.locality = c->locality;
-	g.disabled = t->disabled;
-	r->disabled = t->disabled;
+		u->t->can_remount = 0;
+	u->t->fiemap_nosync = c->fiemap_nosync;
+	return 0;
+}
+
+/* The generator, the files and the executor: 0 or -errno. */
+static int start_run(struct trun *u)
+{
+	struct dt_campaign *c = u->c;
+	struct dt_target *t = u->t;
+	char err[1024];
+	int rc;
+
+	dt_gen_init(&u->g, c->seed, c->nfiles, t->mopts.blocksize, t->mopts.maxbytes);
+	memcpy(u->g.weights, c->weights, sizeof(u->g.weights));
+	u->g.locality = c->locality;
+	u->g.disabled = t->disabled;
+	u->r->disabled = t->disabled;
 	if (!c->quiet)
 		fprintf(stderr, "difftest: %s%s: %s, profile %s, block %u, maxbytes %" PRId64
 			", %d files, seed %" PRIu64 "%s%s\n", c->prefix, t->name, t->fsname,
 			rm_profile_name(t->mopts.profile), t->mopts.blocksize, t->mopts.maxbytes,
 			c->nfiles, c->seed, t->probe_notes[0] ? "; " : "", t->probe_notes);
-
-	struct dt_session *s;
-	if ((rc = dt_session_open(t, c->nfiles, &s, err, sizeof(err)))) {
-		fprintf(stderr, "difftest: %s\n", err);
-		snprintf(r->error, sizeof(r->error), "%s", err);
-		free(t);
+	if ((rc = dt_session_open(t, c->nfiles, &u->s, err, sizeof(err)))) {
+		fail(u, "", err);
 		return rc;
 	}
 	/* In the guest the run starts on a file system made anew, after the
@@ -253,168 +285,208 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	 * (ext4, pinned), and ddmin's candidates start where it did. */
 	if ((rc = dt_start_fresh(t, err, sizeof(err))) < 0) {
 		fprintf(stderr, "difftest: %s: %s\n", t->name, err);
-		snprintf(r->error, sizeof(r->error), "%s", err);
-		dt_session_close(s);
-		free(t);
+		snprintf(u->r->error, sizeof(u->r->error), "%s", err);
 		return rc;
 	}
-	struct dt_exec x;
-	if ((rc = dt_exec_init(&x, s, &c->o))) {
-		dt_session_close(s);
-		free(t);
+	if ((rc = dt_exec_init(&u->x, u->s, &c->o)))
 		return rc;
-	}
-	/* --journal: the op log written op by op, BEFORE each op runs and
-	 * unbuffered, so that it survives a kernel crash (in the guest DIR is
-	 * on the host's 9p share): the campaign shrinks crashes from it. */
-	FILE *jf = NULL;
-	if (c->journal[0]) {
-		char tn[PATH_MAX + 32], jp[2 * PATH_MAX + 256];
-		sanitize(t->name, tn, sizeof(tn));
-		snprintf(jp, sizeof(jp), "%s/journal-%s%s.log", c->journal, c->shard_tag, tn);
-		if (!(jf = fopen(jp, "w")))
-			fprintf(stderr, "difftest: --journal %s: %s (going on without)\n", jp,
-				strerror(errno));
-		else {
-			dt_log_write(jf, t, c->nfiles, NULL, 0, c->seed);
-			fflush(jf);
-			setvbuf(jf, NULL, _IONBF, 0);
-		}
-	}
-	struct oplog l = { 0 };
-	size_t epoch[DT_MAXFILES] = { 0 };
-	int live[DT_MAXFILES];
 	for (int i = 0; i < DT_MAXFILES; i++)
-		live[i] = i < c->nfiles;
-	struct dt_div d = { 0 };
-	struct rusage ru0, rc0;
-	getrusage(RUSAGE_SELF, &ru0);
-	getrusage(RUSAGE_CHILDREN, &rc0);
-	r->t0 = now();
-	c->last_progress = 0;
+		u->live[i] = i < c->nfiles;
+	return 0;
+}
+
+/* --journal: the op log written op by op, BEFORE each op runs and
+ * unbuffered, so that it survives a kernel crash (in the guest DIR is on
+ * the host's 9p share): the campaign shrinks crashes from it. */
+static void open_journal(struct trun *u)
+{
+	struct dt_campaign *c = u->c;
+	char tn[PATH_MAX + 32], jp[2 * PATH_MAX + 256];
+
+	if (!c->journal[0])
+		return;
+	sanitize(u->t->name, tn, sizeof(tn));
+	snprintf(jp, sizeof(jp), "%s/journal-%s%s.log", c->journal, c->shard_tag, tn);
+	if (!(u->jf = fopen(jp, "w"))) {
+		fprintf(stderr, "difftest: --journal %s: %s (going on without)\n", jp,
+			strerror(errno));
+		return;
+	}
+	dt_log_write(u->jf, u->t, c->nfiles, NULL, 0, c->seed);
+	fflush(u->jf);
+	setvbuf(u->jf, NULL, _IONBF, 0);
+}
+
+/* Op j: generated, logged, run and (every K ops) fully checked.  The
+ * return value of dt_exec_op()/dt_full_check(). */
+static int step(struct trun *u, uint64_t j)
+{
+	struct dt_campaign *c = u->c;
+	struct dt_op op;
+	int rc;
+
+	dt_gen_next(&u->g, u->s->model, u->live, &op);
+	/* the last op of a run remounts (unless remount's weight is 0):
+	 * the on-disk checks (tree depth, fsck: depth.c) see the end state */
+	if (j + 1 == c->ops && c->ops > 1 && u->g.weights[DT_REMOUNT] &&
+	    !(u->g.disabled & (1u << DT_REMOUNT))) {
+		memset(&op, 0, sizeof(op));
+		op.kind = DT_REMOUNT;
+	}
+	if ((rc = log_push(&u->l, &op)))
+		return rc;
+	if (u->jf) {
+		char line[256];
+		dt_op_format(&op, line, sizeof(line));
+		fprintf(u->jf, "%s\n", line);
+	}
+	rc = dt_exec_op(&u->x, &op, j, &u->d);
+	if (!rc && u->x.file_reset)
+		u->epoch[op.file] = u->l.n;
+	if (!rc && op.kind == DT_TRUNCATE && op.off == 0 && rm_map_end(u->s->model[op.file]) == 0)
+		u->epoch[op.file] = u->l.n;	/* nothing before this can matter to it */
+	if (!rc && c->o.check_every && (j + 1) % c->o.check_every == 0)
+		for (int i = 0; i < c->nfiles && !rc; i++)
+			if ((rc = dt_full_check(&u->x, i, j, &u->d)) > 0)
+				u->d.op = op;	/* found after this op */
+	return rc;
+}
+
+/* A divergence in the run: shrink it and start the files afresh.  0 to
+ * go on, 1 to stop (--max-div), or -errno. */
+static int on_divergence(struct trun *u)
+{
+	struct dt_campaign *c = u->c;
+	struct dt_target *t = u->t;
+	/* What the divergence left on disk must not meet the shrink's
+	 * candidates: a corrupt inode fails every candidate's fsck (a 1e6
+	 * run's XFS finding "shrank" to a lone remount), a corrupt extent
+	 * tree made mutant 03 "not reproduce on fresh files".  In the guest
+	 * the scratch file system is made anew (dt_t_fresh_fs()); elsewhere,
+	 * for fsck, every file of the session is unlinked.  Either way all
+	 * files start afresh. */
+	char note[512];
+	int fresh = dt_t_fresh_fs(t, note, sizeof(note)), rerr = 0, rc;
+	if (fresh < 0)
+		rerr = fresh;
+	else if (fresh == 0)
+		fprintf(stderr, "difftest: %s: made the file system anew for the shrink (%s)\n",
+			t->name, t->mnt_dev);
+	else if (u->d.kind == DV_FSCK)
+		for (int i = 0; i < c->nfiles && !rerr; i++)
+			rerr = dt_session_reset_file(u->s, i);
+	if (rerr < 0) {
+		snprintf(u->r->error, sizeof(u->r->error), "cannot start afresh after the "
+			 "divergence: %s", note[0] ? note : strerror(-rerr));
+		dt_div_free(&u->d);
+		return rerr;
+	}
+	handle_div(c, t, u->r, &u->d, &u->l, u->epoch, c->nfiles);
+	dt_div_free(&u->d);
+	if (fresh == 0 || u->d.kind == DV_FSCK)
+		for (int i = 0; i < c->nfiles; i++)
+			u->epoch[i] = u->l.n;
+	int f = u->d.file;
+	if ((rc = dt_session_reset_file(u->s, f)))
+		return rc;
+	u->epoch[f] = u->l.n;
+	if (u->r->divergences >= c->max_div) {
+		fprintf(stderr, "difftest: %s: %" PRIu64 " divergences, stopping this target "
+			"(--max-div)\n", t->name, u->r->divergences);
+		return 1;
+	}
+	return 0;
+}
+
+/* A fatal error at op j: said, and the history kept for whoever debugs
+ * it (model errors go to refmodel). */
+static void on_fatal(struct trun *u, uint64_t j, int rc)
+{
+	struct dt_campaign *c = u->c;
+	char tn[PATH_MAX + 32], lp[2 * PATH_MAX + 256];
+	const char *why = u->d.msg[0] ? u->d.msg : strerror(-rc);
+
+	fprintf(stderr, "difftest: %s: fatal at op %" PRIu64 ": %s\n", u->t->name, j, why);
+	snprintf(u->r->error, sizeof(u->r->error), "op %" PRIu64 ": %s", j, why);
+	sanitize(u->t->name, tn, sizeof(tn));
+	snprintf(lp, sizeof(lp), "%s/fatal-%s%s.log", c->out, c->shard_tag, tn);
+	FILE *lf = fopen(lp, "w");
+	if (lf) {
+		fprintf(lf, "# fatal: %s\n", u->r->error);
+		dt_log_write(lf, u->t, c->nfiles, u->l.v, u->l.n, c->seed);
+		fclose(lf);
+		fprintf(stderr, "difftest: op log up to the error: %s\n", lp);
+	}
+	dt_div_free(&u->d);
+}
+
+/* The ops of the run; *done = ops run.  0, 1 (stopped at --max-div) or
+ * -errno. */
+static int run_ops(struct trun *u, uint64_t *done)
+{
+	struct dt_campaign *c = u->c;
 	uint64_t j;
+	int rc = 0;
+
 	for (j = 0; j < c->ops; j++) {
-		struct dt_op op;
-		dt_gen_next(&g, s->model, live, &op);
-		/* the last op of a run remounts (unless remount's weight is 0):
-		 * the on-disk checks (tree depth, fsck: depth.c) see the end state */
-		if (j + 1 == c->ops && c->ops > 1 && g.weights[DT_REMOUNT] &&
-		    !(g.disabled & (1u << DT_REMOUNT))) {
-			memset(&op, 0, sizeof(op));
-			op.kind = DT_REMOUNT;
-		}
-		if ((rc = log_push(&l, &op)))
-			break;
-		if (jf) {
-			char line[256];
-			dt_op_format(&op, line, sizeof(line));
-			fprintf(jf, "%s\n", line);
-		}
-		rc = dt_exec_op(&x, &op, j, &d);
-		if (!rc && x.file_reset)
-			epoch[op.file] = l.n;
-		if (!rc && op.kind == DT_TRUNCATE && op.off == 0 && rm_map_end(s->model[op.file]) == 0)
-			epoch[op.file] = l.n;	/* nothing before this can matter to it */
-		if (!rc && c->o.check_every && (j + 1) % c->o.check_every == 0)
-			for (int i = 0; i < c->nfiles && !rc; i++)
-				if ((rc = dt_full_check(&x, i, j, &d)) > 0)
-					d.op = op;	/* found after this op */
+		rc = step(u, j);
 		if (rc > 0) {
-			/* What the divergence left on disk must not meet the
-			 * shrink's candidates: a corrupt inode fails every
-			 * candidate's fsck (a 1e6 run's XFS finding "shrank" to a
-			 * lone remount), a corrupt extent tree made mutant 03 "not
-			 * reproduce on fresh files".  In the guest the scratch
-			 * file system is made anew (dt_t_fresh_fs()); elsewhere,
-			 * for fsck, every file of the session is unlinked.  Either
-			 * way all files start afresh. */
-			char note[512];
-			int fresh = dt_t_fresh_fs(t, note, sizeof(note)), rerr = 0;
-			if (fresh < 0)
-				rerr = fresh;
-			else if (fresh == 0)
-				fprintf(stderr, "difftest: %s: made the file system anew for the "
-					"shrink (%s)\n", t->name, t->mnt_dev);
-			else if (d.kind == DV_FSCK)
-				for (int i = 0; i < c->nfiles && !rerr; i++)
-					rerr = dt_session_reset_file(s, i);
-			if (rerr < 0) {
-				rc = rerr;
-				snprintf(r->error, sizeof(r->error), "cannot start afresh after the "
-					 "divergence: %s", note[0] ? note : strerror(-rerr));
-				dt_div_free(&d);
-				break;
-			}
-			handle_div(c, t, r, &d, &l, epoch, c->nfiles);
-			dt_div_free(&d);
-			if (fresh == 0 || d.kind == DV_FSCK)
-				for (int i = 0; i < c->nfiles; i++)
-					epoch[i] = l.n;
-			int f = d.file;
-			if ((rc = dt_session_reset_file(s, f)))
-				break;
-			epoch[f] = l.n;
-			if (r->divergences >= c->max_div) {
-				fprintf(stderr, "difftest: %s: %" PRIu64 " divergences, stopping this target "
-					"(--max-div)\n", t->name, r->divergences);
-				j++;
+			if ((rc = on_divergence(u))) {
+				j += rc > 0;
 				break;
 			}
 		} else if (rc < 0) {
-			fprintf(stderr, "difftest: %s: fatal at op %" PRIu64 ": %s\n", t->name, j,
-				d.msg[0] ? d.msg : strerror(-rc));
-			snprintf(r->error, sizeof(r->error), "op %" PRIu64 ": %s", j,
-				 d.msg[0] ? d.msg : strerror(-rc));
-			/* keep the history for whoever debugs it (model errors go
-			 * to the refmodel owner) */
-			char tn[PATH_MAX + 32], lp[2 * PATH_MAX + 256];
-			sanitize(t->name, tn, sizeof(tn));
-			snprintf(lp, sizeof(lp), "%s/fatal-%s%s.log", c->out, c->shard_tag, tn);
-			FILE *lf = fopen(lp, "w");
-			if (lf) {
-				fprintf(lf, "# fatal: %s\n", r->error);
-				dt_log_write(lf, t, c->nfiles, l.v, l.n, c->seed);
-				fclose(lf);
-				fprintf(stderr, "difftest: op log up to the error: %s\n", lp);
-			}
-			dt_div_free(&d);
+			on_fatal(u, j, rc);
 			break;
 		}
 		if ((j & 255) == 0) {
-			r->ops = x.ops;
-			r->max_extents = x.max_extents;
-			progress(c, r, j, c->ops, 0);
+			u->r->ops = u->x.ops;
+			u->r->max_extents = u->x.max_extents;
+			progress(c, u->r, j, c->ops, 0);
 		}
 	}
-	if (rc == 0 || (rc > 0 && r->divergences >= c->max_div)) {
-		rc = 0;
-		for (int i = 0; i < c->nfiles && !rc; i++) {
-			rc = dt_full_check(&x, i, j, &d);
-			if (rc > 0) {
-				handle_div(c, t, r, &d, &l, epoch, c->nfiles);
-				dt_div_free(&d);
-				rc = 0;
-			}
+	*done = j;
+	return rc;
+}
+
+/* The full check of every file at the end (divergences shrunk as any):
+ * 0 or -errno. */
+static int final_checks(struct trun *u, uint64_t j)
+{
+	int rc = 0;
+
+	for (int i = 0; i < u->c->nfiles && !rc; i++)
+		if ((rc = dt_full_check(&u->x, i, j, &u->d)) > 0) {
+			handle_div(u->c, u->t, u->r, &u->d, &u->l, u->epoch, u->c->nfiles);
+			dt_div_free(&u->d);
+			rc = 0;
 		}
-	}
-	r->seconds = now() - r->t0;
+	return rc;
+}
+
+static void fill_results(struct trun *u)
+{
+	struct dt_tresult *r = u->r;
+	const struct dt_exec *x = &u->x;
+	const struct dt_target *t = u->t;
 	struct rusage ru1, rc1;
+
 	getrusage(RUSAGE_SELF, &ru1);
 	getrusage(RUSAGE_CHILDREN, &rc1);
-	r->cpu_user = tv_sec(ru1.ru_utime) - tv_sec(ru0.ru_utime);
-	r->cpu_sys = tv_sec(ru1.ru_stime) - tv_sec(ru0.ru_stime);
+	r->cpu_user = tv_sec(ru1.ru_utime) - tv_sec(u->ru0.ru_utime);
+	r->cpu_sys = tv_sec(ru1.ru_stime) - tv_sec(u->ru0.ru_stime);
 	r->cpu_children = tv_sec(rc1.ru_utime) + tv_sec(rc1.ru_stime) -
-			  tv_sec(rc0.ru_utime) - tv_sec(rc0.ru_stime);
-	r->ops = x.ops;
-	memcpy(r->kind_count, x.kind_count, sizeof(r->kind_count));
-	memcpy(r->errs, x.errs, sizeof(r->errs));
-	r->max_extents = x.max_extents;
-	r->max_model_runs = x.max_model_runs;
+			  tv_sec(u->rc0.ru_utime) - tv_sec(u->rc0.ru_stime);
+	r->ops = x->ops;
+	memcpy(r->kind_count, x->kind_count, sizeof(r->kind_count));
+	memcpy(r->errs, x->errs, sizeof(r->errs));
+	r->max_extents = x->max_extents;
+	r->max_model_runs = x->max_model_runs;
 	r->enospc_resets = t->enospc_resets;
 	r->remount_fallbacks = t->remount_fallbacks;
 	r->fresh_restored = t->fresh_restored;
 	r->fresh_mkfs = t->fresh_mkfs;
-	r->syscalls = x.syscalls;
+	r->syscalls = x->syscalls;
 	r->max_depth = t->max_depth;
 	r->max_btree = t->max_btree;
 	r->depth_runs = t->depth_runs;
@@ -423,21 +495,57 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	r->fsck_errors = t->fsck_errors;
 	r->fsck_seconds = t->fsck_seconds;
 	snprintf(r->depth_note, sizeof(r->depth_note), "%s", t->depth_note);
-	memcpy(r->kind_sec, x.kind_sec, sizeof(r->kind_sec));
-	r->full_sec = x.full_sec;
-	r->map_sec = x.map_sec;
-	r->data_sec = x.data_sec;
-	memcpy(r->file_sec, x.file_sec, sizeof(r->file_sec));
-	r->map_calls = x.map_calls;
-	r->map_extents = x.map_extents;
-	r->full_checks = x.full_checks;
-	r->bytes_checked = x.bytes_checked;
+	memcpy(r->kind_sec, x->kind_sec, sizeof(r->kind_sec));
+	r->full_sec = x->full_sec;
+	r->map_sec = x->map_sec;
+	r->data_sec = x->data_sec;
+	memcpy(r->file_sec, x->file_sec, sizeof(r->file_sec));
+	r->map_calls = x->map_calls;
+	r->map_extents = x->map_extents;
+	r->full_checks = x->full_checks;
+	r->bytes_checked = x->bytes_checked;
+}
+
+int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r)
+{
+	struct trun *u = calloc(1, sizeof(*u));
+	struct dt_target *t = calloc(1, sizeof(*t));
+	int rc, exec_ok = 0;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", spec);
+	if (!t || !u) {
+		free(t);
+		free(u);
+		return -ENOMEM;
+	}
+	*u = (struct trun){ .c = c, .r = r, .t = t };
+	if ((rc = open_target(u, spec)))
+		goto out;
+	if ((rc = start_run(u)))
+		goto out;
+	exec_ok = 1;
+	open_journal(u);
+	getrusage(RUSAGE_SELF, &u->ru0);
+	getrusage(RUSAGE_CHILDREN, &u->rc0);
+	r->t0 = now();
+	c->last_progress = 0;
+	uint64_t j;
+	rc = run_ops(u, &j);
+	if (rc >= 0)
+		rc = final_checks(u, j);
+	r->seconds = now() - r->t0;
+	fill_results(u);
 	progress(c, r, j, c->ops, 1);
-	if (jf)
-		fclose(jf);
-	dt_exec_fini(&x);
-	dt_session_close(s);
-	free(l.v);
+	if (u->jf)
+		fclose(u->jf);
+out:
+	if (exec_ok)
+		dt_exec_fini(&u->x);
+	if (u->s)
+		dt_session_close(u->s);
+	free(u->l.v);
 	free(t);
+	free(u);
 	return rc < 0 ? rc : 0;
 }

@@ -85,7 +85,7 @@ struct dt_campaign {
 	double last_progress;
 	struct dt_progress *live;	/* set: report progress here, print nothing */
 	struct dt_divrec *divs;
-	size_t ndivs;
+	size_t ndivs, divs_cap;
 };
 
 int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r);
@@ -95,5 +95,11 @@ int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult
  * seconds = max (wall clock of parallel shards), divergences concatenated,
  * targets merged by name.  0, or -errno with a message in err. */
 int dt_report_merge(char *const *files, int n, FILE *out, char *err, size_t errn);
+/* The same over reports in memory (bufs[i], lens[i] bytes, named names[i]
+ * in messages): what dt_report_merge() does after reading the files.
+ * Bad input (not JSON, not a difftest report, a value whose type differs
+ * between reports, a counter overflowing 64 bits) writes nothing to out. */
+int dt_report_merge_mem(const char *const *bufs, const size_t *lens, const char *const *names,
+			int n, FILE *out, char *err, size_t errn);
 
 #endif /* DIFFTEST_CAMPAIGN_H */

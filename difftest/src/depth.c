@@ -33,13 +33,12 @@ static double mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int dt_run_tool(char *const argv[], int timeout_s, char *out, size_t outn)
+/* argv in a child with stdout and stderr into a pipe: its pid (the read
+ * end in *fd), or -errno. */
+static pid_t start_tool(char *const argv[], int *fd)
 {
 	int pfd[2];
-	size_t len = 0;
 
-	if (outn)
-		out[0] = 0;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
 	pid_t pid = fork();
@@ -59,6 +58,35 @@ int dt_run_tool(char *const argv[], int timeout_s, char *out, size_t outn)
 		_exit(127);
 	}
 	close(pfd[1]);
+	*fd = pfd[0];
+	return pid;
+}
+
+/* Read once from fd into out (NUL-terminated, the rest dropped): the
+ * read's result. */
+static ssize_t read_some(int fd, char *out, size_t outn, size_t *len)
+{
+	char buf[4096];
+	ssize_t r = read(fd, buf, sizeof(buf));
+	if (r > 0 && outn) {
+		size_t c = (size_t)r < outn - 1 - *len ? (size_t)r : outn - 1 - *len;
+		memcpy(out + *len, buf, c);
+		*len += c;
+		out[*len] = 0;
+	}
+	return r;
+}
+
+int dt_run_tool(char *const argv[], int timeout_s, char *out, size_t outn)
+{
+	size_t len = 0;
+	int fd = -1;
+
+	if (outn)
+		out[0] = 0;
+	pid_t pid = start_tool(argv, &fd);
+	if (pid < 0)
+		return (int)pid;
 	double end = mono() + timeout_s;
 	int status = 0, done = 0, eof = 0, timed_out = 0;
 	while (!done) {
@@ -70,47 +98,25 @@ int dt_run_tool(char *const argv[], int timeout_s, char *out, size_t outn)
 			break;
 		}
 		if (!eof) {
-			struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+			struct pollfd p = { .fd = fd, .events = POLLIN };
 			int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
-			if (poll(&p, 1, ms) > 0) {
-				char buf[4096];
-				ssize_t r = read(pfd[0], buf, sizeof(buf));
-				if (r <= 0) {
-					eof = 1;
-				} else if (outn) {
-					size_t c = (size_t)r < outn - 1 - len ? (size_t)r : outn - 1 - len;
-					memcpy(out + len, buf, c);
-					len += c;
-					out[len] = 0;
-				}
-			}
+			if (poll(&p, 1, ms) > 0 && read_some(fd, out, outn, &len) <= 0)
+				eof = 1;
 		} else {
+			/* output closed, the tool still running: look again in
+			 * 10 ms (bounded by the timeout above) */
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
 		}
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid && eof)
-			done = 1;
-		else if (w == pid) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
 			/* exited: drain what is left without blocking long */
-			struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-			while (poll(&p, 1, 100) > 0) {
-				char buf[4096];
-				ssize_t r = read(pfd[0], buf, sizeof(buf));
-				if (r <= 0)
-					break;
-				size_t c = outn && (size_t)r < outn - 1 - len ? (size_t)r :
-					   (outn ? outn - 1 - len : 0);
-				if (c) {
-					memcpy(out + len, buf, c);
-					len += c;
-					out[len] = 0;
-				}
-			}
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			while (!eof && poll(&p, 1, 100) > 0 && read_some(fd, out, outn, &len) > 0)
+				;
 			done = 1;
 		}
 	}
-	close(pfd[0]);
+	close(fd);
 	if (timed_out)
 		return -ETIMEDOUT;
 	if (WIFEXITED(status))
@@ -232,11 +238,98 @@ static void fsck_summary(const char *out, char *msg, size_t n)
 }
 
 /* Called by dt_t_remount() between umount and mount. */
+/* The tree depth of inode ino (debugfs or xfs_db): the depth (*bt: in
+ * btree format) or -1 with t->depth_note saying why. */
+static int measure_depth(struct dt_target *t, int isext4, uint64_t ino, int *bt, char *out,
+			 size_t outn)
+{
+	char arg1[64];
+	int d, rc;
+
+	*bt = 0;
+	if (isext4) {
+		snprintf(arg1, sizeof(arg1), "dump_extents -n <%" PRIu64 ">", ino);
+		char *av[] = { "debugfs", "-R", arg1, t->mnt_dev, NULL };
+		rc = dt_run_tool(av, 60, out, outn);
+		d = rc == 0 ? dt_parse_debugfs_depth(out) : -1;
+		*bt = d > 0;
+	} else {
+		snprintf(arg1, sizeof(arg1), "inode %" PRIu64, ino);
+		char *av[] = { "xfs_db", "-r", "-c", arg1, "-c", "print core.format", "-c",
+			       "print u3.bmbt.level", t->mnt_dev, NULL };
+		rc = dt_run_tool(av, 60, out, outn);
+		d = rc >= 0 && rc != 127 ? dt_parse_xfs_db_depth(out, bt) : -1;
+	}
+	if (d < 0)
+		snprintf(t->depth_note, sizeof(t->depth_note), "%s failed (%s): %.80s",
+			 isext4 ? "debugfs" : "xfs_db",
+			 rc == -ETIMEDOUT ? "timeout" : rc == 127 ? "not found" : "no depth", out);
+	return d;
+}
+
+static void depth_checks(struct dt_target *t, int isext4, const uint64_t *ino,
+			 const int64_t *runs, int n, char *out, size_t outn)
+{
+	double t0 = mono();
+	int64_t most = t->depth_at_runs;
+
+	for (int k = 0; k < n; k++) {
+		int bt;
+		/* The deepest tree is the goal, and depth grows with the
+		 * extent count: a file with no more extents than one already
+		 * measured is skipped (each debugfs or xfs_db run costs
+		 * 0.1-0.2 s under TCG, most of a remount's cost in a long
+		 * run). */
+		if (t->depth_runs && runs[k] <= t->depth_at_runs)
+			continue;
+		if (runs[k] > most)
+			most = runs[k];
+		int d = measure_depth(t, isext4, ino[k], &bt, out, outn);
+		if (d < 0)
+			continue;
+		t->depth_runs++;
+		if (d > t->max_depth)
+			t->max_depth = d;
+		if (bt > t->max_btree)
+			t->max_btree = bt;
+	}
+	t->depth_at_runs = most;
+	t->depth_seconds += mono() - t0;
+}
+
+static void fsck_check(struct dt_target *t, int isext4, char *out, size_t outn)
+{
+	double t0 = mono();
+	int to = t->fsck_timeout > 0 ? t->fsck_timeout : 300, rc;
+
+	if (isext4) {
+		char *av[] = { "e2fsck", "-fn", t->mnt_dev, NULL };
+		rc = dt_run_tool(av, to, out, outn);
+	} else {
+		char *av[] = { "xfs_repair", "-n", t->mnt_dev, NULL };
+		rc = dt_run_tool(av, to, out, outn);
+	}
+	t->fsck_seconds += mono() - t0;
+	int v = rc < 0 || rc == 127 ? -1 : dt_fsck_verdict(t->mnt_type, rc);
+	if (v == 1) {
+		t->fsck_runs++;
+		snprintf(t->fsck_msg, sizeof(t->fsck_msg), "%s %s %.200s exited %d:",
+			 isext4 ? "e2fsck" : "xfs_repair", isext4 ? "-fn" : "-n", t->mnt_dev, rc);
+		fsck_summary(out, t->fsck_msg, sizeof(t->fsck_msg));
+	} else if (v == 0) {
+		t->fsck_runs++;
+	} else {
+		t->fsck_errors++;
+		snprintf(t->depth_note, sizeof(t->depth_note), "%s gave no verdict (%s)",
+			 isext4 ? "e2fsck" : "xfs_repair",
+			 rc == -ETIMEDOUT ? "timeout" : rc == 127 ? "not found" : "error");
+	}
+}
+
 void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *runs, int n)
 {
 	int isxfs = !strcmp(t->mnt_type, "xfs"), isext4 = !strcmp(t->mnt_type, "ext4");
 	const size_t outn = 65536;
-	char arg1[64], arg2[64];
 
 	if (!isxfs && !isext4)
 		return;
@@ -245,76 +338,8 @@ void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *r
 		snprintf(t->depth_note, sizeof(t->depth_note), "no memory for the tools' output");
 		return;
 	}
-	{
-		double t0 = mono();
-		int64_t most = t->depth_at_runs;
-		for (int k = 0; k < n; k++) {
-			int d, bt = 0, rc;
-			/* The deepest tree is the goal, and depth grows with
-			 * the extent count: a file with no more extents than
-			 * one already measured is skipped (each debugfs or
-			 * xfs_db run costs 0.1-0.2 s under TCG, most of a
-			 * remount's cost in a long run). */
-			if (t->depth_runs && runs[k] <= t->depth_at_runs)
-				continue;
-			if (runs[k] > most)
-				most = runs[k];
-			if (isext4) {
-				snprintf(arg1, sizeof(arg1), "dump_extents -n <%" PRIu64 ">", ino[k]);
-				char *av[] = { "debugfs", "-R", arg1, t->mnt_dev, NULL };
-				rc = dt_run_tool(av, 60, out, outn);
-				d = rc == 0 ? dt_parse_debugfs_depth(out) : -1;
-				bt = d > 0;
-			} else {
-				snprintf(arg1, sizeof(arg1), "inode %" PRIu64, ino[k]);
-				snprintf(arg2, sizeof(arg2), "print core.format");
-				char *av[] = { "xfs_db", "-r", "-c", arg1, "-c", arg2, "-c",
-					       "print u3.bmbt.level", t->mnt_dev, NULL };
-				rc = dt_run_tool(av, 60, out, outn);
-				d = rc >= 0 && rc != 127 ? dt_parse_xfs_db_depth(out, &bt) : -1;
-			}
-			if (d < 0) {
-				snprintf(t->depth_note, sizeof(t->depth_note), "%s failed (%s): %.80s",
-					 isext4 ? "debugfs" : "xfs_db",
-					 rc == -ETIMEDOUT ? "timeout" : rc == 127 ? "not found" : "no depth",
-					 out);
-				continue;
-			}
-			t->depth_runs++;
-			if (d > t->max_depth)
-				t->max_depth = d;
-			if (bt > t->max_btree)
-				t->max_btree = bt;
-		}
-		t->depth_at_runs = most;
-		t->depth_seconds += mono() - t0;
-	}
-	if (t->fsck_now) {
-		double t0 = mono();
-		int rc;
-		if (isext4) {
-			char *av[] = { "e2fsck", "-fn", t->mnt_dev, NULL };
-			rc = dt_run_tool(av, t->fsck_timeout > 0 ? t->fsck_timeout : 300, out, outn);
-		} else {
-			char *av[] = { "xfs_repair", "-n", t->mnt_dev, NULL };
-			rc = dt_run_tool(av, t->fsck_timeout > 0 ? t->fsck_timeout : 300, out, outn);
-		}
-		t->fsck_seconds += mono() - t0;
-		int v = rc < 0 || rc == 127 ? -1 : dt_fsck_verdict(t->mnt_type, rc);
-		if (v == 1) {
-			t->fsck_runs++;
-			snprintf(t->fsck_msg, sizeof(t->fsck_msg), "%s %s %.200s exited %d:",
-				 isext4 ? "e2fsck" : "xfs_repair", isext4 ? "-fn" : "-n",
-				 t->mnt_dev, rc);
-			fsck_summary(out, t->fsck_msg, sizeof(t->fsck_msg));
-		} else if (v == 0) {
-			t->fsck_runs++;
-		} else {
-			t->fsck_errors++;
-			snprintf(t->depth_note, sizeof(t->depth_note), "%s gave no verdict (%s)",
-				 isext4 ? "e2fsck" : "xfs_repair",
-				 rc == -ETIMEDOUT ? "timeout" : rc == 127 ? "not found" : "error");
-		}
-	}
+	depth_checks(t, isext4, ino, runs, n, out, outn);
+	if (t->fsck_now)
+		fsck_check(t, isext4, out, outn);
 	free(out);
 }

@@ -9,7 +9,8 @@
  * with it, optab.h), op.c (the text op log), gen.c (deterministic weighted
  * generator), target.c (real directories and the model-backed faulty
  * targets behind one interface), exec.c (execute an op on model and
- * target, the oracle), shrink.c (ddmin and reproducer files), script.c
+ * target, the oracle), ddmin.c (delta debugging over a
+ * predicate), shrink.c (the shrinker's predicate and reproducer files), script.c
  * (repro.sh, the xfs_io reproducer), shiftmap.c (moving a candidate's ops
  * across the shifts ddmin removed), cowlat.c (where XFS may keep CoW
  * staging: lseek latitude), report.c (statistics, progress, JSON report
@@ -221,6 +222,9 @@ struct dt_session {
 
 int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 		   char *err, size_t errn);
+/* Whether spec names a target (known kind and profile; for dir: an
+ * existing path), touching nothing: 0, or -errno with a message in err. */
+int dt_target_spec_check(const char *spec, char *err, size_t errn);
 void dt_target_fini(struct dt_target *t);
 int dt_session_open(struct dt_target *t, int nfiles, struct dt_session **out,
 		    char *err, size_t errn);
@@ -357,6 +361,7 @@ struct dt_shrink_res {
 	uint64_t tests;
 	double seconds;
 	int complete;		/* 1-minimal reached within budget */
+	int flaky;		/* shrunk, then did not fail when re-tested */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
  * divergence (with *d), DV_NONE if clean, <0 on setup error. */

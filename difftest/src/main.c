@@ -6,6 +6,7 @@
  * over ext4/xfs/fusefs targets (which live in the QEMU guest) to the
  * difftest-vm wrapper.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "rm_vec.h"
 
 #ifndef DT_SOURCE_DIR
 #define DT_SOURCE_DIR "."
@@ -98,6 +100,8 @@ static void usage(FILE *f)
 static int parse_count(const char *s, uint64_t *out)
 {
 	char *end;
+	if (!isdigit((unsigned char)s[0]))	/* no blanks, signs, "inf" */
+		return -EINVAL;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || v < 0 || v > 1e15 || v != floor(v))
@@ -301,31 +305,36 @@ static void live_line(const struct dt_campaign *c, const char *const *targets,
 	fflush(stderr);
 }
 
-/* The targets at once, one child process per target (each its own model,
- * files, session and op sequence from the same seed: per target the run is
- * exactly the serial one).  In the guest the lone difftest process was
- * CPU-bound on one vCPU while the other idled; the targets share nothing,
- * so they can run side by side.  Each child sends its dt_tresult and
- * divergence records through a pipe; progress goes through shared memory
- * and this process prints one line for all.  Returns 1 if any target hit a
- * fatal error. */
-static int run_targets_parallel(struct dt_campaign *c, const char *const *targets, int n,
-				struct dt_tresult *res)
+/* The child of target i: runs it, sends its results through fd, exits. */
+static void target_child(struct dt_campaign *c, const char *const *targets, int n, int i,
+			 struct dt_progress *lv, const struct tchild *ch, int fd)
 {
-	struct dt_progress *lv = mmap(NULL, (size_t)n * sizeof(*lv), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct tchild *ch = calloc((size_t)n, sizeof(*ch));
-	int fatal = 0, tty = c->tty && !c->quiet;
-	double t0 = now(), last = 0;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	for (int k = 0; k < i; k++)
+		if (ch[k].fd >= 0)
+			close(ch[k].fd);
+	c->live = &lv[i];
+	c->pin_slot = c->shard_i * n + i;
+	c->divs = NULL;
+	c->ndivs = c->divs_cap = 0;
+	struct dt_tresult *r = calloc(1, sizeof(*r));
+	int rc = r ? dt_campaign_target(c, targets[i], r) : -ENOMEM;
+	lv[i].finished = 1;
+	if (!r || write_all(fd, &rc, sizeof(rc)) || write_all(fd, r, sizeof(*r)) ||
+	    write_all(fd, &c->ndivs, sizeof(c->ndivs)) ||
+	    (c->ndivs && write_all(fd, c->divs, c->ndivs * sizeof(*c->divs))))
+		_exit(3);
+	fflush(stderr);
+	_exit(0);
+}
 
-	if (lv == MAP_FAILED || !ch) {
-		fprintf(stderr, "difftest: out of memory for %d target processes\n", n);
-		if (lv != MAP_FAILED)
-			munmap(lv, (size_t)n * sizeof(*lv));
-		free(ch);
-		return 1;
-	}
-	memset(lv, 0, (size_t)n * sizeof(*lv));
+/* One child per target; a target whose child cannot start gets its
+ * error in res[i].  Returns 1 if any could not start. */
+static int spawn_targets(struct dt_campaign *c, const char *const *targets, int n,
+			 struct dt_progress *lv, struct tchild *ch, struct dt_tresult *res)
+{
+	int fatal = 0;
+
 	for (int i = 0; i < n; i++) {
 		int pfd[2];
 		ch[i].fd = -1;
@@ -340,32 +349,39 @@ static int run_targets_parallel(struct dt_campaign *c, const char *const *target
 			continue;
 		}
 		if (ch[i].pid == 0) {
-			/* the child: one target, results to the pipe */
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			close(pfd[0]);
-			for (int k = 0; k < i; k++)
-				if (ch[k].fd >= 0)
-					close(ch[k].fd);
-			c->live = &lv[i];
-			c->pin_slot = c->shard_i * n + i;
-			c->divs = NULL;
-			c->ndivs = 0;
-			struct dt_tresult *r = calloc(1, sizeof(*r));
-			int rc = r ? dt_campaign_target(c, targets[i], r) : -ENOMEM;
-			lv[i].finished = 1;
-			if (!r || write_all(pfd[1], &rc, sizeof(rc)) ||
-			    write_all(pfd[1], r, sizeof(*r)) ||
-			    write_all(pfd[1], &c->ndivs, sizeof(c->ndivs)) ||
-			    (c->ndivs && write_all(pfd[1], c->divs, c->ndivs * sizeof(*c->divs))))
-				_exit(3);
-			fflush(stderr);
-			_exit(0);
+			target_child(c, targets, n, i, lv, ch, pfd[1]);
 		}
 		close(pfd[1]);
 		ch[i].fd = pfd[0];
 	}
-	/* collect: read every pipe to EOF (a child blocks when its pipe is
-	 * full), printing the progress line meanwhile */
+	return fatal;
+}
+
+/* Read what child t sent so far; its fd closed at EOF or error. */
+static void read_child(struct tchild *t)
+{
+	if (RM_VEC_RESERVE(&t->buf, &t->cap, t->len + 4096, 65536)) {
+		close(t->fd);
+		t->fd = -1;
+		return;
+	}
+	ssize_t r = read(t->fd, t->buf + t->len, t->cap - t->len);
+	if (r > 0) {
+		t->len += (size_t)r;
+	} else if (r == 0 || errno != EINTR) {
+		close(t->fd);
+		t->fd = -1;
+	}
+}
+
+/* Read every pipe to EOF (a child blocks when its pipe is full),
+ * printing the progress line meanwhile. */
+static void collect(const struct dt_campaign *c, const char *const *targets, int n,
+		    const struct dt_progress *lv, struct tchild *ch, int tty)
+{
+	double t0 = now(), last = 0;
+
 	for (;;) {
 		struct pollfd pf[32];
 		int map[32], np = 0;
@@ -380,29 +396,9 @@ static int run_targets_parallel(struct dt_campaign *c, const char *const *target
 		int pr = poll(pf, (nfds_t)np, 500);
 		if (pr < 0 && errno != EINTR)
 			break;
-		for (int k = 0; pr > 0 && k < np; k++) {
-			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			struct tchild *t = &ch[map[k]];
-			if (t->len == t->cap) {
-				size_t nc = t->cap ? t->cap * 2 : 65536;
-				char *nb = realloc(t->buf, nc);
-				if (!nb) {
-					close(t->fd);
-					t->fd = -1;
-					continue;
-				}
-				t->buf = nb;
-				t->cap = nc;
-			}
-			ssize_t r = read(t->fd, t->buf + t->len, t->cap - t->len);
-			if (r > 0) {
-				t->len += (size_t)r;
-			} else if (r == 0 || errno != EINTR) {
-				close(t->fd);
-				t->fd = -1;
-			}
-		}
+		for (int k = 0; pr > 0 && k < np; k++)
+			if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+				read_child(&ch[map[k]]);
 		double tn = now();
 		if (!c->quiet && tn - last >= (tty ? 0.5 : 10.0) && tn - t0 > 1.0) {
 			live_line(c, targets, lv, n, t0, tty, 0);
@@ -411,44 +407,74 @@ static int run_targets_parallel(struct dt_campaign *c, const char *const *target
 	}
 	if (!c->quiet)
 		live_line(c, targets, lv, n, t0, tty, 1);
+}
+
+/* Wait for child i and take its results into res[i] and c->divs:
+ * 0, or 1 when it failed or sent no (whole) results. */
+static int reap(struct dt_campaign *c, const char *target, struct tchild *t,
+		struct dt_tresult *res)
+{
+	const size_t head = sizeof(int) + sizeof(struct dt_tresult) + sizeof(size_t);
+	size_t nd = 0;
+	int st = 0, rc;
+
+	while (waitpid(t->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (t->len >= head)
+		memcpy(&nd, t->buf + sizeof(int) + sizeof(struct dt_tresult), sizeof(nd));
+	if (t->len < head || nd > (t->len - head) / sizeof(struct dt_divrec) ||
+	    t->len != head + nd * sizeof(struct dt_divrec)) {
+		snprintf(res->name, sizeof(res->name), "%s", target);
+		if (WIFSIGNALED(st))
+			snprintf(res->error, sizeof(res->error), "the process of target %s was "
+				 "killed by signal %d (%s)", target, WTERMSIG(st),
+				 strsignal(WTERMSIG(st)));
+		else
+			snprintf(res->error, sizeof(res->error), "the process of target %s "
+				 "exited (status %d) without its results", target,
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		fprintf(stderr, "difftest: %s\n", res->error);
+		return 1;
+	}
+	memcpy(&rc, t->buf, sizeof(rc));
+	memcpy(res, t->buf + sizeof(int), sizeof(*res));
+	if (nd && !RM_VEC_RESERVE(&c->divs, &c->divs_cap, c->ndivs + nd, 8)) {
+		memcpy(c->divs + c->ndivs, t->buf + head, nd * sizeof(*c->divs));
+		c->ndivs += nd;
+	}
+	return rc != 0;
+}
+
+/* The targets at once, one child process per target (each its own model,
+ * files, session and op sequence from the same seed: per target the run is
+ * exactly the serial one).  In the guest the lone difftest process was
+ * CPU-bound on one vCPU while the other idled; the targets share nothing,
+ * so they can run side by side.  Each child sends its dt_tresult and
+ * divergence records through a pipe; progress goes through shared memory
+ * and this process prints one line for all.  Returns 1 if any target hit a
+ * fatal error. */
+static int run_targets_parallel(struct dt_campaign *c, const char *const *targets, int n,
+				struct dt_tresult *res)
+{
+	struct dt_progress *lv = mmap(NULL, (size_t)n * sizeof(*lv), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct tchild *ch = calloc((size_t)n, sizeof(*ch));
+	int fatal;
+
+	if (lv == MAP_FAILED || !ch) {
+		fprintf(stderr, "difftest: out of memory for %d target processes\n", n);
+		if (lv != MAP_FAILED)
+			munmap(lv, (size_t)n * sizeof(*lv));
+		free(ch);
+		return 1;
+	}
+	memset(lv, 0, (size_t)n * sizeof(*lv));
+	fatal = spawn_targets(c, targets, n, lv, ch, res);
+	collect(c, targets, n, lv, ch, c->tty && !c->quiet);
 	for (int i = 0; i < n; i++) {
-		struct tchild *t = &ch[i];
-		int st = 0;
-		if (t->pid <= 0)
-			continue;
-		while (waitpid(t->pid, &st, 0) < 0 && errno == EINTR)
-			;
-		const size_t head = sizeof(int) + sizeof(struct dt_tresult) + sizeof(size_t);
-		size_t nd = 0;
-		if (t->len >= head)
-			memcpy(&nd, t->buf + sizeof(int) + sizeof(struct dt_tresult), sizeof(nd));
-		if (t->len < head || t->len != head + nd * sizeof(struct dt_divrec)) {
-			snprintf(res[i].name, sizeof(res[i].name), "%s", targets[i]);
-			if (WIFSIGNALED(st))
-				snprintf(res[i].error, sizeof(res[i].error), "the process of target %s was "
-					 "killed by signal %d (%s)", targets[i], WTERMSIG(st),
-					 strsignal(WTERMSIG(st)));
-			else
-				snprintf(res[i].error, sizeof(res[i].error), "the process of target %s "
-					 "exited (status %d) without its results", targets[i],
-					 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			fprintf(stderr, "difftest: %s\n", res[i].error);
+		if (ch[i].pid > 0 && reap(c, targets[i], &ch[i], &res[i]))
 			fatal = 1;
-			free(t->buf);
-			continue;
-		}
-		int rc;
-		memcpy(&rc, t->buf, sizeof(rc));
-		memcpy(&res[i], t->buf + sizeof(int), sizeof(res[i]));
-		if (rc)
-			fatal = 1;
-		struct dt_divrec *v = nd ? realloc(c->divs, (c->ndivs + nd) * sizeof(*v)) : c->divs;
-		if (nd && v) {
-			memcpy(v + c->ndivs, t->buf + head, nd * sizeof(*v));
-			c->divs = v;
-			c->ndivs += nd;
-		}
-		free(t->buf);
+		free(ch[i].buf);
 	}
 	munmap(lv, (size_t)n * sizeof(*lv));
 	free(ch);
@@ -571,7 +597,8 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, d.file, rc, o,
 				  2000, 300, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
-		       k ? " (did not reproduce as a whole: unshrunk)" : "");
+		       !k ? "" : sr.flaky ? " (flaky: these ops diverged once, not when re-tested)"
+		       : " (did not reproduce as a whole: unshrunk)");
 		for (size_t j = 0; j < sr.nops; j++) {
 			dt_op_format(&sr.ops[j], line, sizeof(line));
 			printf("  %s\n", line);
@@ -598,303 +625,404 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	return 1;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "ops", required_argument, NULL, 'N' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "target", required_argument, NULL, 't' },
-		{ "weights", required_argument, NULL, 'w' },
-		{ "locality", required_argument, NULL, 'l' },
-		{ "check-every", required_argument, NULL, 'K' },
-		{ "files", required_argument, NULL, 'F' },
-		{ "shard", required_argument, NULL, 's' },
-		{ "replay", required_argument, NULL, 'r' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "json", required_argument, NULL, 'J' },
-		{ "merge", no_argument, NULL, 'M' },
-		{ "max-div", required_argument, NULL, 'D' },
-		{ "no-shrink", no_argument, NULL, 'n' },
-		{ "shrink-runs", required_argument, NULL, 'R' },
-		{ "shrink-seconds", required_argument, NULL, 'T' },
-		{ "shift-check", required_argument, NULL, 'C' },
-		{ "no-remount", no_argument, NULL, 'U' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "quiet-bar", no_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "shrink", no_argument, NULL, 'Z' },
-		{ "fiemap-nosync", no_argument, NULL, 'Y' },
-		{ "map-batch", required_argument, NULL, 'P' },
-		{ "fsck-every", required_argument, NULL, 'G' },
-		{ "serial", no_argument, NULL, 'L' },
-		{ "journal", required_argument, NULL, 'W' },
-		{ "crash-script", required_argument, NULL, 'X' },
-		{ "crash-replay", required_argument, NULL, 'x' },
-		{ "no-pin", no_argument, NULL, 'I' },
-		{ 0 }
-	};
+/* What the command line asked for, besides the campaign itself. */
+struct cli {
 	struct dt_campaign c;
 	const char *targets[32];
-	int ntargets = 0, jobs = 1, merge = 0, quiet_bar = 0, shrink = 0, serial = 0;
-	const char *replay = NULL, *json = NULL, *crash_log = NULL;
-	int crash_run = 0;
-	char err[512];
-	uint64_t v;
+	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run;
+	const char *replay, *json, *crash_log;
+};
 
-	signal(SIGXFSZ, SIG_IGN);	/* writes past limits must fail with EFBIG, not kill us */
-	memset(&c, 0, sizeof(c));
-	c.ops = 10000;
-	c.seed = 1;
-	c.nfiles = 4;
-	c.o.check_every = 1000;
-	c.o.shift_check_max = 256 << 10;
-	c.o.write_check_max = 128 << 10;
-	c.o.map_batch = 1;
+static const struct option long_opts[] = {
+	{ "ops", required_argument, NULL, 'N' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "target", required_argument, NULL, 't' },
+	{ "weights", required_argument, NULL, 'w' },
+	{ "locality", required_argument, NULL, 'l' },
+	{ "check-every", required_argument, NULL, 'K' },
+	{ "files", required_argument, NULL, 'F' },
+	{ "shard", required_argument, NULL, 's' },
+	{ "replay", required_argument, NULL, 'r' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "json", required_argument, NULL, 'J' },
+	{ "merge", no_argument, NULL, 'M' },
+	{ "max-div", required_argument, NULL, 'D' },
+	{ "no-shrink", no_argument, NULL, 'n' },
+	{ "shrink-runs", required_argument, NULL, 'R' },
+	{ "shrink-seconds", required_argument, NULL, 'T' },
+	{ "shift-check", required_argument, NULL, 'C' },
+	{ "no-remount", no_argument, NULL, 'U' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "quiet-bar", no_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "shrink", no_argument, NULL, 'Z' },
+	{ "fiemap-nosync", no_argument, NULL, 'Y' },
+	{ "map-batch", required_argument, NULL, 'P' },
+	{ "fsck-every", required_argument, NULL, 'G' },
+	{ "serial", no_argument, NULL, 'L' },
+	{ "journal", required_argument, NULL, 'W' },
+	{ "crash-script", required_argument, NULL, 'X' },
+	{ "crash-replay", required_argument, NULL, 'x' },
+	{ "no-pin", no_argument, NULL, 'I' },
+	{ 0 }
+};
+
+static void cli_defaults(struct cli *a)
+{
+	struct dt_campaign *c = &a->c;
+
+	memset(a, 0, sizeof(*a));
+	a->jobs = 1;
+	c->ops = 10000;
+	c->seed = 1;
+	c->nfiles = 4;
+	c->o.check_every = 1000;
+	c->o.shift_check_max = 256 << 10;
+	c->o.write_check_max = 128 << 10;
+	c->o.map_batch = 1;
 	/* a remount is ~1 op in 670 and one fsck costs 0.3-0.8 s under TCG:
 	 * at every remount that is ~1,500 fscks (up to 20 min) in a 1e6
 	 * run; every 8th keeps a clean verdict every ~5,000 ops */
-	c.o.fsck_every = 8;
-	c.shard_n = 1;
-	c.shrink_tests = 2000;
-	c.shrink_seconds = 300;
-	c.max_div = 3;
-	snprintf(c.out, sizeof(c.out), "difftest-out");
-	dt_weights_default(c.weights);
+	c->o.fsck_every = 8;
+	c->shard_n = 1;
+	c->shrink_tests = 2000;
+	c->shrink_seconds = 300;
+	c->max_div = 3;
+	snprintf(c->out, sizeof(c->out), "difftest-out");
+	dt_weights_default(c->weights);
+}
 
-	/* --vm-* options belong to difftest-vm (host side of a guest run) */
-	for (int a = 1; a < argc; a++)
-		if (!strncmp(argv[a], "--vm-", 5))
-			return exec_vm_wrapper(argv);
-	int opt;
-	while ((opt = getopt_long(argc, argv, "N:S:t:j:qh", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'N':
-			if (parse_count(optarg, &c.ops)) {
-				fprintf(stderr, "difftest: --ops: '%s' is not a count (e.g. 20000 or 1e6)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'S':
-			if (parse_count(optarg, &c.seed) && sscanf(optarg, "%" SCNi64, (int64_t *)&c.seed) != 1) {
-				fprintf(stderr, "difftest: -S: bad seed '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 't':
-			if (ntargets == 32) {
-				fprintf(stderr, "difftest: too many targets\n");
-				return 2;
-			}
-			targets[ntargets++] = optarg;
-			break;
-		case 'w':
-			if (dt_weights_parse(c.weights, optarg, err, sizeof(err))) {
-				fprintf(stderr, "difftest: --weights: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'l':
-			if (parse_count(optarg, &v) || v > 100) {
-				fprintf(stderr, "difftest: --locality: want a percentage 0..100, "
-					"not '%s'\n", optarg);
-				return 2;
-			}
-			c.locality = (unsigned)v;
-			break;
-		case 'K':
-			if (parse_count(optarg, &c.o.check_every)) {
-				fprintf(stderr, "difftest: --check-every: bad count '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'F':
-			if (parse_count(optarg, &v) || v < 1 || v > DT_MAXFILES) {
-				fprintf(stderr, "difftest: --files: 1..%d\n", DT_MAXFILES);
-				return 2;
-			}
-			c.nfiles = (int)v;
-			break;
-		case 's':
-			if (sscanf(optarg, "%d/%d", &c.shard_i, &c.shard_n) != 2 || c.shard_n < 1 ||
-			    c.shard_i < 0 || c.shard_i >= c.shard_n) {
-				fprintf(stderr, "difftest: --shard: expected I/N with 0 <= I < N, got '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'j':
-			if (parse_count(optarg, &v) || v < 1 || v > 64) {
-				fprintf(stderr, "difftest: -j: 1..64\n");
-				return 2;
-			}
-			jobs = (int)v;
-			break;
-		case 'r': replay = optarg; break;
-		case 'o': snprintf(c.out, sizeof(c.out), "%s", optarg); break;
-		case 'J': json = optarg; break;
-		case 'M': merge = 1; break;
-		case 'D':
-			if (parse_count(optarg, &c.max_div) || !c.max_div) {
-				fprintf(stderr, "difftest: --max-div: a count >= 1\n");
-				return 2;
-			}
-			break;
-		case 'n': c.no_shrink = 1; break;
-		case 'R':
-			if (parse_count(optarg, &c.shrink_tests)) {
-				fprintf(stderr, "difftest: --shrink-runs: bad count\n");
-				return 2;
-			}
-			break;
-		case 'T':
-			if (parse_count(optarg, &v)) {
-				fprintf(stderr, "difftest: --shrink-seconds: bad count\n");
-				return 2;
-			}
-			c.shrink_seconds = (double)v;
-			break;
-		case 'C':
-			if (parse_count(optarg, &v) || v < 4096) {
-				fprintf(stderr, "difftest: --shift-check: a byte count >= 4096\n");
-				return 2;
-			}
-			c.o.shift_check_max = (int64_t)v;
-			break;
-		case 'U': c.no_remount = 1; break;
-		case 'q': c.quiet = 1; break;
-		case 'B': quiet_bar = 1; break;
-		case 'Z': shrink = 1; break;
-		case 'Y': c.fiemap_nosync = 1; break;
-		case 'I': c.no_pin = 1; break;
-		case 'L': serial = 1; break;
-		case 'W':
-			if (strlen(optarg) >= sizeof(c.journal)) {
-				fprintf(stderr, "difftest: --journal: path too long\n");
-				return 2;
-			}
-			snprintf(c.journal, sizeof(c.journal), "%s", optarg);
-			break;
-		case 'X': crash_log = optarg; break;
-		case 'x': crash_log = optarg; crash_run = 1; break;
-		case 'G':
-			if (parse_count(optarg, &c.o.fsck_every)) {
-				fprintf(stderr, "difftest: --fsck-every: a count (0: never)\n");
-				return 2;
-			}
-			break;
-		case 'P':
-			if (parse_count(optarg, &c.o.map_batch) || !c.o.map_batch) {
-				fprintf(stderr, "difftest: --map-batch: a count >= 1\n");
-				return 2;
-			}
-			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (merge) {
-		if (optind >= argc) {
-			fprintf(stderr, "difftest: --merge needs report files\n");
-			return 2;
-		}
-		FILE *f = json ? fopen(json, "w") : stdout;
-		if (!f) {
-			fprintf(stderr, "difftest: %s: %s\n", json, strerror(errno));
-			return 2;
-		}
-		int rc = dt_report_merge(argv + optind, argc - optind, f, err, sizeof(err));
-		if (json)
-			fclose(f);
-		if (rc) {
-			fprintf(stderr, "difftest: --merge: %s\n", err);
-			return 2;
-		}
+/* A seed: a count as -N takes it (so "1e6" is 1000000), else a whole
+ * 64-bit number, decimal, 0x hex or 0 octal, negative ones taken modulo
+ * 2^64; nothing may follow it. */
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!parse_count(s, out))
 		return 0;
+	errno = 0;
+	if (s[0] == '-') {
+		long long v = strtoll(s, &end, 0);
+		*out = (uint64_t)v;
+	} else {
+		*out = strtoull(s, &end, 0);
 	}
-	if (optind < argc) {
+	return errno || end == s || *end || isspace((unsigned char)s[0]) ? -EINVAL : 0;
+}
+
+/* A count option in [lo, hi]: 0, or 2 after saying what is wrong. */
+static int count_opt(const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	if (!parse_count(arg, v) && *v >= lo && *v <= hi)
+		return 0;
+	if (hi == UINT64_MAX)
+		fprintf(stderr, "difftest: %s: want a count >= %" PRIu64 " (e.g. 20000 or 1e6), "
+			"not '%s'\n", name, lo, arg);
+	else
+		fprintf(stderr, "difftest: %s: want a count in %" PRIu64 "..%" PRIu64 ", not '%s'\n",
+			name, lo, hi, arg);
+	return 2;
+}
+
+/* The options taking a number: 0, 2 (message printed), or 1: not one of them. */
+static int number_opt(struct cli *a, int opt, const char *arg)
+{
+	struct dt_campaign *c = &a->c;
+	uint64_t v;
+	int rc;
+
+	switch (opt) {
+	case 'N': return count_opt("--ops", arg, 0, UINT64_MAX, &c->ops);
+	case 'K': return count_opt("--check-every", arg, 0, UINT64_MAX, &c->o.check_every);
+	case 'D': return count_opt("--max-div", arg, 1, UINT64_MAX, &c->max_div);
+	case 'R': return count_opt("--shrink-runs", arg, 0, UINT64_MAX, &c->shrink_tests);
+	case 'G': return count_opt("--fsck-every", arg, 0, UINT64_MAX, &c->o.fsck_every);
+	case 'P': return count_opt("--map-batch", arg, 1, UINT64_MAX, &c->o.map_batch);
+	case 'S':
+		if (!parse_seed(arg, &c->seed))
+			return 0;
+		fprintf(stderr, "difftest: -S: bad seed '%s' (a whole number below 2^64)\n", arg);
+		return 2;
+	case 'l':
+		rc = count_opt("--locality", arg, 0, 100, &v);
+		c->locality = (unsigned)v;
+		return rc;
+	case 'F':
+		rc = count_opt("--files", arg, 1, DT_MAXFILES, &v);
+		c->nfiles = (int)v;
+		return rc;
+	case 'j':
+		rc = count_opt("-j", arg, 1, 64, &v);
+		a->jobs = (int)v;
+		return rc;
+	case 'T':
+		rc = count_opt("--shrink-seconds", arg, 0, UINT64_MAX, &v);
+		c->shrink_seconds = (double)v;
+		return rc;
+	case 'C':
+		rc = count_opt("--shift-check", arg, 4096, INT64_MAX, &v);
+		c->o.shift_check_max = (int64_t)v;
+		return rc;
+	}
+	return 1;
+}
+
+/* The other options: 0, or 2 after a message. */
+static int other_opt(struct cli *a, int opt, const char *arg)
+{
+	struct dt_campaign *c = &a->c;
+	char err[512];
+	int k;
+
+	switch (opt) {
+	case 't':
+		if (a->ntargets == 32) {
+			fprintf(stderr, "difftest: too many targets (32 at most)\n");
+			return 2;
+		}
+		a->targets[a->ntargets++] = arg;
+		return 0;
+	case 'w':
+		if (!dt_weights_parse(c->weights, arg, err, sizeof(err)))
+			return 0;
+		fprintf(stderr, "difftest: --weights: %s\n", err);
+		return 2;
+	case 's':
+		if (sscanf(arg, "%d/%d%n", &c->shard_i, &c->shard_n, &k) == 2 && !arg[k] &&
+		    c->shard_n >= 1 && c->shard_i >= 0 && c->shard_i < c->shard_n)
+			return 0;
+		fprintf(stderr, "difftest: --shard: expected I/N with 0 <= I < N, got '%s'\n", arg);
+		return 2;
+	case 'o':
+		if (strlen(arg) >= sizeof(c->out)) {
+			fprintf(stderr, "difftest: --out: path too long\n");
+			return 2;
+		}
+		snprintf(c->out, sizeof(c->out), "%s", arg);
+		return 0;
+	case 'W':
+		if (strlen(arg) >= sizeof(c->journal)) {
+			fprintf(stderr, "difftest: --journal: path too long\n");
+			return 2;
+		}
+		snprintf(c->journal, sizeof(c->journal), "%s", arg);
+		return 0;
+	case 'r': a->replay = arg; return 0;
+	case 'J': a->json = arg; return 0;
+	case 'M': a->merge = 1; return 0;
+	case 'n': c->no_shrink = 1; return 0;
+	case 'U': c->no_remount = 1; return 0;
+	case 'q': c->quiet = 1; return 0;
+	case 'B': a->quiet_bar = 1; return 0;
+	case 'Z': a->shrink = 1; return 0;
+	case 'Y': c->fiemap_nosync = 1; return 0;
+	case 'I': c->no_pin = 1; return 0;
+	case 'L': a->serial = 1; return 0;
+	case 'X': a->crash_log = arg; return 0;
+	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
+	case 'h': usage(stdout); exit(0);
+	}
+	usage(stderr);
+	return 2;
+}
+
+/* Every target spec and the replay log checked before anything runs or
+ * is written: 0, or 2 after a message. */
+static int check_inputs(const struct cli *a, int argc, char **argv)
+{
+	char err[1024];
+	struct stat st;
+
+	if (!a->merge && optind < argc) {
 		fprintf(stderr, "difftest: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
-	if (crash_log)
-		return do_crash_script(crash_log, ntargets ? targets[0] : NULL, crash_run ? &c.o : NULL,
-				       c.no_pin);
-	if (replay) {
-		int rc = do_replay(replay, ntargets ? targets[0] : NULL, &c.o,
-				   json || strcmp(c.out, "difftest-out") ? c.out : NULL, shrink, c.no_pin);
-		return rc == -1 ? exec_vm_wrapper(argv) : rc;
-	}
-	if (!ntargets) {
-		targets[ntargets++] = "ext4";
-		targets[ntargets++] = "xfs";
-		targets[ntargets++] = "fusefs";
-	}
-	for (int i = 0; i < ntargets; i++)
-		if (is_guest_target(targets[i])) {
-			char mp[64];
-			snprintf(mp, sizeof(mp), "/mnt/%s", targets[i]);
-			if (!mounted_at(mp))
-				return exec_vm_wrapper(argv);
+	for (int i = 0; i < a->ntargets; i++)
+		if (dt_target_spec_check(a->targets[i], err, sizeof(err))) {
+			fprintf(stderr, "difftest: -t: %s\n", err);
+			return 2;
 		}
-	if (mkdir(c.out, 0755) && errno != EEXIST) {
-		fprintf(stderr, "difftest: --out %s: %s\n", c.out, strerror(errno));
+	const char *log = a->crash_log ? a->crash_log : a->replay;
+	const char *what = a->crash_log ? "--crash-script/--crash-replay" : "--replay";
+	if (log && stat(log, &st)) {
+		fprintf(stderr, "difftest: %s %s: %s\n", what, log, strerror(errno));
 		return 2;
 	}
-	char jpath[PATH_MAX + 32];
-	if (!json) {
-		snprintf(jpath, sizeof(jpath), "%s/report.json", c.out);
-		json = jpath;
+	if (log && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "difftest: %s %s: a directory, not an op log\n", what, log);
+		return 2;
 	}
-	if (jobs > 1)
-		return run_parallel(argc, argv, jobs, c.shard_i, c.shard_n, c.out, json);
+	return 0;
+}
 
-	/* this shard: its own seed stream and share of the ops */
-	c.base_seed = c.seed;
-	if (c.shard_n > 1) {
-		uint64_t s = c.seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(c.shard_i + 1));
-		c.seed = dt_rand(&s);
-		uint64_t per = c.ops / (uint64_t)c.shard_n;
-		c.ops = per + ((uint64_t)c.shard_i < c.ops % (uint64_t)c.shard_n);
-		snprintf(c.shard_tag, sizeof(c.shard_tag), "s%d-", c.shard_i);
-		snprintf(c.prefix, sizeof(c.prefix), "[shard %d/%d] ", c.shard_i, c.shard_n);
+/* The command line into *a: -1 to go on, else the exit status. */
+static int parse_args(struct cli *a, int argc, char **argv)
+{
+	int opt, rc;
+
+	cli_defaults(a);
+	while ((opt = getopt_long(argc, argv, "N:S:t:j:qh", long_opts, NULL)) != -1) {
+		if ((rc = number_opt(a, opt, optarg)) == 1)
+			rc = other_opt(a, opt, optarg);
+		if (rc)
+			return rc;
 	}
-	/* the guest's stderr is a serial tty, but difftest-vm (vm/run) reads
-	 * it line by line: a \r bar would show up only at the next newline */
-	c.tty = !quiet_bar && isatty(2) && !getenv("DIFFTEST_IN_GUEST");
-	struct dt_tresult *res = calloc((size_t)ntargets, sizeof(*res));
+	return check_inputs(a, argc, argv) ? 2 : -1;
+}
+
+/* --merge FILE...: into --json (written only when the merge succeeded)
+ * or stdout. */
+static int do_merge(const struct cli *a, int argc, char **argv)
+{
+	char err[512], *text = NULL;
+	size_t len = 0;
+
+	if (optind >= argc) {
+		fprintf(stderr, "difftest: --merge needs report files\n");
+		return 2;
+	}
+	FILE *m = open_memstream(&text, &len);
+	int rc = m ? dt_report_merge(argv + optind, argc - optind, m, err, sizeof(err)) : -ENOMEM;
+	if (m)
+		fclose(m);
+	if (rc) {
+		fprintf(stderr, "difftest: --merge: %s\n", m ? err : strerror(ENOMEM));
+		free(text);
+		return 2;
+	}
+	FILE *f = a->json ? fopen(a->json, "w") : stdout;
+	if (!f || fwrite(text, 1, len, f) != len || (a->json ? fclose(f) : fflush(f))) {
+		fprintf(stderr, "difftest: %s: %s\n", a->json ? a->json : "stdout", strerror(errno));
+		free(text);
+		return 2;
+	}
+	free(text);
+	return 0;
+}
+
+/* This shard's own seed stream and share of the ops. */
+static void shard_setup(struct dt_campaign *c)
+{
+	c->base_seed = c->seed;
+	if (c->shard_n <= 1)
+		return;
+	uint64_t s = c->seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(c->shard_i + 1));
+	c->seed = dt_rand(&s);
+	uint64_t per = c->ops / (uint64_t)c->shard_n;
+	c->ops = per + ((uint64_t)c->shard_i < c->ops % (uint64_t)c->shard_n);
+	snprintf(c->shard_tag, sizeof(c->shard_tag), "s%d-", c->shard_i);
+	snprintf(c->prefix, sizeof(c->prefix), "[shard %d/%d] ", c->shard_i, c->shard_n);
+}
+
+static void print_summary(const struct dt_campaign *c, const struct dt_tresult *res, int n,
+			  double secs, const char *json)
+{
+	fprintf(stderr, "difftest: %ssummary (%.1fs, report %s):\n", c->prefix, secs, json);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "  %-24s %-6s %9" PRIu64 " ops %8.0f ops/s  %" PRIu64
+			" divergences  max extents %" PRId64 "%s%s\n", res[i].name, res[i].fsname,
+			res[i].ops, res[i].seconds - res[i].shrink_seconds > 0 ?
+			res[i].ops / (res[i].seconds - res[i].shrink_seconds) : 0.0,
+			res[i].divergences, res[i].max_extents, res[i].error[0] ? "  ERROR: " : "",
+			res[i].error);
+}
+
+/* This process's campaign over the targets, its report and summary:
+ * the exit status. */
+static int run_campaign(struct cli *a, const char *json)
+{
+	struct dt_campaign *c = &a->c;
+	struct dt_tresult *res = calloc((size_t)a->ntargets, sizeof(*res));
+	int bad = 0, fatal = 0;
+
 	if (!res)
 		return 2;
+	shard_setup(c);
+	/* the guest's stderr is a serial tty, but difftest-vm (vm/run) reads
+	 * it line by line: a \r bar would show up only at the next newline */
+	c->tty = !a->quiet_bar && isatty(2) && !getenv("DIFFTEST_IN_GUEST");
 	double t0 = now();
-	int bad = 0, fatal = 0;
-	if (ntargets > 1 && !serial) {
-		fatal = run_targets_parallel(&c, targets, ntargets, res);
+	if (a->ntargets > 1 && !a->serial) {
+		fatal = run_targets_parallel(c, a->targets, a->ntargets, res);
 	} else {
-		for (int i = 0; i < ntargets; i++) {
-			c.pin_slot = c.shard_i * ntargets + i;
-			if (dt_campaign_target(&c, targets[i], &res[i]))
+		for (int i = 0; i < a->ntargets; i++) {
+			c->pin_slot = c->shard_i * a->ntargets + i;
+			if (dt_campaign_target(c, a->targets[i], &res[i]))
 				fatal = 1;
 		}
 	}
-	for (int i = 0; i < ntargets; i++)
+	for (int i = 0; i < a->ntargets; i++)
 		if (res[i].divergences)
 			bad = 1;
 	double secs = now() - t0;
 	FILE *f = fopen(json, "w");
-	if (!f || dt_report_json(f, &c, res, ntargets, secs)) {
+	if (!f || dt_report_json(f, c, res, a->ntargets, secs)) {
 		fprintf(stderr, "difftest: cannot write %s: %s\n", json, strerror(errno));
 		fatal = 1;
 	}
 	if (f)
 		fclose(f);
-	if (!c.quiet) {
-		fprintf(stderr, "difftest: %ssummary (%.1fs, report %s):\n", c.prefix, secs, json);
-		for (int i = 0; i < ntargets; i++)
-			fprintf(stderr, "  %-24s %-6s %9" PRIu64 " ops %8.0f ops/s  %" PRIu64
-				" divergences  max extents %" PRId64 "%s%s\n", res[i].name, res[i].fsname,
-				res[i].ops, res[i].seconds - res[i].shrink_seconds > 0 ?
-				res[i].ops / (res[i].seconds - res[i].shrink_seconds) : 0.0,
-				res[i].divergences, res[i].max_extents, res[i].error[0] ? "  ERROR: " : "",
-				res[i].error);
-	}
+	if (!c->quiet)
+		print_summary(c, res, a->ntargets, secs, json);
 	free(res);
-	free(c.divs);
+	free(c->divs);
 	return bad ? 1 : fatal ? 2 : 0;
+}
+
+/* Guest targets not mounted here: the run belongs to difftest-vm. */
+static int needs_vm(const struct cli *a)
+{
+	for (int i = 0; i < a->ntargets; i++)
+		if (is_guest_target(a->targets[i])) {
+			char mp[64];
+			snprintf(mp, sizeof(mp), "/mnt/%s", a->targets[i]);
+			if (!mounted_at(mp))
+				return 1;
+		}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli a;
+	int rc;
+
+	signal(SIGXFSZ, SIG_IGN);	/* writes past limits must fail with EFBIG, not kill us */
+	/* --vm-* options belong to difftest-vm (host side of a guest run) */
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--vm-", 5))
+			return exec_vm_wrapper(argv);
+	if ((rc = parse_args(&a, argc, argv)) >= 0)
+		return rc;
+	if (a.merge)
+		return do_merge(&a, argc, argv);
+	if (a.crash_log)
+		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
+				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);
+	if (a.replay) {
+		rc = do_replay(a.replay, a.ntargets ? a.targets[0] : NULL, &a.c.o,
+			       a.json || strcmp(a.c.out, "difftest-out") ? a.c.out : NULL, a.shrink,
+			       a.c.no_pin);
+		return rc == -1 ? exec_vm_wrapper(argv) : rc;
+	}
+	if (!a.ntargets) {
+		a.targets[a.ntargets++] = "ext4";
+		a.targets[a.ntargets++] = "xfs";
+		a.targets[a.ntargets++] = "fusefs";
+	}
+	if (needs_vm(&a))
+		return exec_vm_wrapper(argv);
+	if (mkdir(a.c.out, 0755) && errno != EEXIST) {
+		fprintf(stderr, "difftest: --out %s: %s\n", a.c.out, strerror(errno));
+		return 2;
+	}
+	char jpath[PATH_MAX + 32];
+	if (!a.json) {
+		snprintf(jpath, sizeof(jpath), "%s/report.json", a.c.out);
+		a.json = jpath;
+	}
+	if (a.jobs > 1)
+		return run_parallel(argc, argv, a.jobs, a.c.shard_i, a.c.shard_n, a.c.out, a.json);
+	return run_campaign(&a, a.json);
 }

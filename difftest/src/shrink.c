@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shrink.c - turning a divergence into a reproducer: replay an op log on
- * fresh files of a target (dt_run_log), delta debugging over the op log
- * (Zeller's ddmin, each candidate re-run on fresh files; a candidate
- * "fails" when it shows a divergence of the same kind, and is then cut
- * right after the op that diverged), and the three output files:
+ * fresh files of a target (dt_run_log), the predicate that ddmin.c
+ * minimises the op log with (each candidate re-run on fresh files; a
+ * candidate "fails" when it shows a divergence of the same kind, and is
+ * then cut right after the op that diverged; its ops are moved across the
+ * shifts it dropped, shiftmap.c), and the three output files:
  *   ops.log   the op log, for `difftest --replay ops.log`
  *   repro.sh  a shell script running the real xfs_io (plus drop_caches and
  *             umount/mount for the ops xfs_io has not) that prints
@@ -20,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ddmin.h"
 #include "dt.h"
+#include "rm_vec.h"
 
 static double now(void)
 {
@@ -85,7 +88,7 @@ static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_
  * on a file system made anew when the target is the guest's scratch file
  * system (dt_t_fresh_fs(); elsewhere nothing is done), as the campaign's
  * own run does (campaign.c).  ext4's allocator keeps state across files and
- * sessions (per-CPU locality-group preallocations, the last group it
+ * dt_sessions (per-CPU locality-group preallocations, the last group it
  * streamed into), so a candidate that ran after other candidates got other
  * blocks than the run it came from: other extent merges, other leaf
  * boundaries.  Mutant 01's 10,831-op divergence "did not reproduce on fresh
@@ -171,7 +174,12 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL);
 }
 
-struct dd {
+/* The shrinker's predicate (ddmin.h): a candidate fails when it shows a
+ * divergence of the kind being shrunk on fresh files of the target.  Its
+ * context holds everything ddmin does not know about: the target, the
+ * budgets, the candidate journal, and which shifts of the last failing
+ * sequence took effect (for dt_relocate()). */
+struct shrink_ctx {
 	struct dt_target *t;
 	int nfiles;
 	int kind;
@@ -180,13 +188,16 @@ struct dd {
 	uint64_t tests, max_tests;
 	double t0, max_seconds, last_note;
 	const char *journal;	/* each candidate's log, written before it runs */
+	uint8_t *cur_sh;	/* shifted[] of the last failing sequence */
+	uint8_t *cand_sh;	/* shifted[] of the candidate being run */
+	struct dt_div last;	/* the divergence of the last failing sequence */
 };
 
 /* The candidate about to run, whole, to c->journal (synced): if it kills
  * the kernel, the campaign shrinks that crash from this log, not from the
  * main journal, whose sequence need not crash at all (mutant 03's BUG fired
  * only in a shrink candidate). */
-static void journal_candidate(struct dd *c, const struct dt_op *ops, size_t n)
+static void journal_candidate(struct shrink_ctx *c, const struct dt_op *ops, size_t n)
 {
 	if (!c->journal)
 		return;
@@ -203,11 +214,13 @@ static void journal_candidate(struct dd *c, const struct dt_op *ops, size_t n)
 	fclose(f);
 }
 
-/* 1 if ops[0..n) shows a divergence of the wanted kind; *cut = ops kept,
- * shifted[0..*cut) = which of them shifted their file (see run_ops). */
-static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut,
-		   uint8_t *shifted)
+/* ddmin's still_fails: 1 if ops[0..n) shows a divergence of the wanted
+ * kind; *need = the ops up to the one that diverged.  On 1 the run's
+ * shifted[] and divergence become the current ones (ddmin adopts every
+ * failing candidate). */
+static int shrink_fails(void *ctx, const struct dt_op *ops, size_t n, size_t *need)
 {
+	struct shrink_ctx *c = ctx;
 	struct dt_div d;
 	size_t stop = n;
 
@@ -220,21 +233,64 @@ static int dd_test(struct dd *c, const struct dt_op *ops, size_t n, size_t *cut,
 			c->tests, n, c->last_note - c->t0);
 	}
 	journal_candidate(c, ops, n);
-	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, shifted);
-	int op_kind = d.op.kind;
-	dt_div_free(&d);
+	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, c->cand_sh);
 	/* a wrong result must stay one of the same op: any op has errno
 	 * edges, and "some op returns a wrong errno" let mutant 03's wrong
 	 * insert slip to an unrelated 1-op mread the clean kernel fails too */
-	if (rc != c->kind || (c->kind == DV_RET && op_kind != c->op_kind))
+	if (rc != c->kind || (c->kind == DV_RET && (int)d.op.kind != c->op_kind)) {
+		dt_div_free(&d);
 		return 0;
-	*cut = stop + 1 < n ? stop + 1 : n;
+	}
+	*need = stop + 1 < n ? stop + 1 : n;
+	memcpy(c->cur_sh, c->cand_sh, *need);
+	dt_div_free(&c->last);
+	c->last = d;
 	return 1;
 }
 
-static int budget_left(struct dd *c)
+/* ddmin's candidate: the kept ops moved across the inserts and collapses
+ * dropped before them (shiftmap.c), so that they still meet the data and
+ * holes they met in the sequence that failed. */
+static ssize_t shrink_candidate(void *ctx, const struct dt_op *cur, size_t n,
+				const uint8_t *keep, struct dt_op *out)
 {
+	struct shrink_ctx *c = ctx;
+	return dt_relocate(cur, c->cur_sh, keep, n, c->nfiles, out);
+}
+
+static int shrink_budget_left(void *ctx)
+{
+	struct shrink_ctx *c = ctx;
 	return c->tests < c->max_tests && now() - c->t0 < c->max_seconds;
+}
+
+/* The other files usually do not matter: the diverging file alone
+ * (renamed f0) with the global ops, tried before ddmin.  1 and ops/n/the
+ * context set to it when it fails, 0 when not (context unchanged). */
+static int try_one_file(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int file)
+{
+	struct dt_op *cand = malloc((*n ? *n : 1) * sizeof(*cand));
+	size_t k = 0, need;
+
+	if (!cand)
+		return -ENOMEM;
+	for (size_t j = 0; j < *n; j++)
+		if (ops[j].file == file || dt_kind_is_global(ops[j].kind)) {
+			cand[k] = ops[j];
+			cand[k++].file = 0;
+		}
+	int nfiles = c->nfiles;
+	c->nfiles = 1;
+	need = k;
+	int rc = shrink_fails(c, cand, k, &need);
+	if (rc > 0) {
+		memcpy(ops, cand, need * sizeof(*ops));
+		*n = need;
+	} else {
+		c->nfiles = nfiles;
+	}
+	free(cand);
+	return rc;
 }
 
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
@@ -250,131 +306,49 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	struct dt_opts co = *o;
 	if (kind != DV_FSCK)
 		co.fsck_every = 0;
-	o = &co;
-	/* the log ends with the op that diverged (campaign.c, --replay) */
-	struct dd c = { .t = t, .nfiles = nfiles, .kind = kind, .o = o,
-			.op_kind = n ? ops[n - 1].kind : -1,
-			.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds,
-			.last_note = now(), .journal = journal };
 	size_t nn = n ? n : 1;
-	struct dt_op *cur = malloc(nn * sizeof(*cur));
-	struct dt_op *cand = malloc(nn * sizeof(*cand));
-	uint8_t *cur_sh = calloc(nn, 1), *cand_sh = calloc(nn, 1), *keep = malloc(nn);
-	size_t len = n, cut;
-	int err = 0;
+	/* the log ends with the op that diverged (campaign.c, --replay) */
+	struct shrink_ctx c = { .t = t, .nfiles = nfiles, .kind = kind, .o = &co,
+				.op_kind = n ? (int)ops[n - 1].kind : -1,
+				.max_tests = max_tests, .t0 = now(), .max_seconds = max_seconds,
+				.last_note = now(), .journal = journal,
+				.cur_sh = calloc(nn, 1), .cand_sh = calloc(nn, 1) };
+	const struct dt_ddmin dd = { .still_fails = shrink_fails, .candidate = shrink_candidate,
+				     .budget_left = shrink_budget_left, .ctx = &c };
+	struct dt_ddmin_res res = { 0 };
+	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (!cur || !cand || !cur_sh || !cand_sh || !keep) {
-		free(cur);
-		free(cand);
-		free(cur_sh);
-		free(cand_sh);
-		free(keep);
-		return -ENOMEM;
+	r->ops = malloc(nn * sizeof(*r->ops));
+	if (!r->ops || !c.cur_sh || !c.cand_sh) {
+		rc = -ENOMEM;
+		goto out;
 	}
-	memcpy(cur, ops, n * sizeof(*cur));
-	r->nfiles = nfiles;
-
-	/* The other files usually do not matter: try the diverging file
-	 * alone (renamed f0) with the global ops first. */
-	if (nfiles > 1) {
-		size_t k = 0;
-		for (size_t j = 0; j < len; j++)
-			if (cur[j].file == file || dt_kind_is_global(cur[j].kind)) {
-				cand[k] = cur[j];
-				cand[k++].file = 0;
-			}
-		c.nfiles = 1;
-		if (dd_test(&c, cand, k, &cut, cand_sh)) {
-			memcpy(cur, cand, cut * sizeof(*cur));
-			len = cut;
-			r->nfiles = 1;
-		} else {
-			c.nfiles = nfiles;
-		}
+	memcpy(r->ops, ops, n * sizeof(*r->ops));
+	r->nops = n;
+	if (nfiles > 1 && (rc = try_one_file(&c, r->ops, &r->nops, file)) < 0)
+		goto out;
+	/* ddmin's first test is the log as given: if it does not fail, the
+	 * divergence depends on history outside the log (e.g. the
+	 * allocator's state): reported unshrunk.  That run also tells which
+	 * shifts took effect, for shiftmap.c. */
+	rc = dt_ddmin(&dd, r->ops, &r->nops, &res);
+	r->nfiles = c.nfiles;
+	r->complete = res.complete;
+	r->flaky = res.verdict == DT_DDMIN_FLAKY;
+	if (!rc && res.verdict == DT_DDMIN_FAILS) {
+		r->div = c.last;	/* the final re-test's, with its picture */
+		memset(&c.last, 0, sizeof(c.last));
+	} else if (!rc) {
+		rc = -EAGAIN;
 	}
-	/* it must fail as given (else the divergence depends on history
-	 * outside the log, e.g. the allocator's state: report unshrunk);
-	 * this run also tells which shifts took effect, for shiftmap.c */
-	if (!dd_test(&c, cur, len, &cut, cur_sh)) {
-		r->ops = cur;
-		r->nops = len;
-		free(cand);
-		free(cur_sh);
-		free(cand_sh);
-		free(keep);
-		r->tests = c.tests;
-		r->seconds = now() - c.t0;
-		return -EAGAIN;
-	}
-	len = cut;
-
-	/* Each candidate is relocated (dt_relocate): the ops it keeps are
-	 * moved across the inserts and collapses it drops, so they still meet
-	 * the data and holes they met in the full log. */
-	size_t gran = 2;
-	while (len >= 2 && budget_left(&c) && !err) {
-		size_t chunk = (len + gran - 1) / gran;
-		int found = 0;
-		/* complements first: dropping one chunk keeps the history */
-		for (size_t st = 0; st < len && !found && budget_left(&c); st += chunk) {
-			size_t e = st + chunk < len ? st + chunk : len;
-			for (size_t j = 0; j < len; j++)
-				keep[j] = j < st || j >= e;
-			ssize_t k = dt_relocate(cur, cur_sh, keep, len, c.nfiles, cand);
-			if (k < 0) {
-				err = (int)k;
-				break;
-			}
-			if (k && dd_test(&c, cand, (size_t)k, &cut, cand_sh)) {
-				memcpy(cur, cand, cut * sizeof(*cur));
-				memcpy(cur_sh, cand_sh, cut);
-				len = cut;
-				gran = gran > 2 ? gran - 1 : 2;
-				found = 1;
-			}
-		}
-		for (size_t st = 0; st < len && !found && !err && gran > 2 && budget_left(&c);
-		     st += chunk) {
-			size_t e = st + chunk < len ? st + chunk : len;
-			for (size_t j = 0; j < len; j++)
-				keep[j] = j >= st && j < e;
-			ssize_t k = dt_relocate(cur, cur_sh, keep, len, c.nfiles, cand);
-			if (k < 0) {
-				err = (int)k;
-				break;
-			}
-			if (dd_test(&c, cand, (size_t)k, &cut, cand_sh)) {
-				memcpy(cur, cand, cut * sizeof(*cur));
-				memcpy(cur_sh, cand_sh, cut);
-				len = cut;
-				gran = 2;
-				found = 1;
-			}
-		}
-		if (!found && !err) {
-			if (gran >= len) {
-				r->complete = 1;
-				break;
-			}
-			gran = gran * 2 < len ? gran * 2 : len;
-		}
-	}
-	free(cur_sh);
-	free(cand_sh);
-	free(keep);
-	if (len < 2)
-		r->complete = 1;
-	free(cand);
-	/* the final log, run once more for its picture */
-	size_t stop;
-	int rc = dt_run_log(t, r->nfiles, cur, len, o, &r->div, &stop);
-	c.tests++;
-	r->ops = cur;
-	r->nops = len;
+out:
+	dt_div_free(&c.last);
+	free(c.cur_sh);
+	free(c.cand_sh);
 	r->tests = c.tests;
 	r->seconds = now() - c.t0;
-	return err ? err : rc == kind ? 0 : -EAGAIN;
+	return rc;
 }
 
 /* ---- output files ---- */
@@ -425,15 +399,10 @@ int dt_log_read(const char *path, struct dt_op **ops, size_t *n, int *nfiles,
 		}
 		if (*p == '\n' || *p == 0 || *p == '\r')
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct dt_op *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = nv;
+		if (RM_VEC_RESERVE(&v, &cap, cnt + 1, 256)) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
 		}
 		char e2[256];
 		if (dt_op_parse(p, &v[cnt], e2, sizeof(e2))) {

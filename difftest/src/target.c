@@ -30,6 +30,7 @@
 
 #include "dt.h"
 #include "rangeshift_fusefs.h"
+#include "rm_vec.h"
 
 #define FM_COUNT 512
 
@@ -107,32 +108,21 @@ static int raw_fallocate(struct dt_target *t, int fd, int mode, int64_t off, int
 	return fallocate(fd, mode, off, len) < 0 ? neg_errno() : 0;
 }
 
-/* Probe fallocate kinds against the model on a scratch file of 4 blocks:
- * a kind the file system refuses with EOPNOTSUPP where the model succeeds
- * is disabled (and said so), never reported as a divergence. */
-static int probe(struct dt_target *t, char *err, size_t errn)
+static void add_note(struct dt_target *t, const char *note)
 {
-	char path[PATH_MAX + 160];
-	int64_t bs = t->mopts.blocksize;
-	char *buf = malloc((size_t)bs * 4);
-	int rc = 0;
+	strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
+}
 
-	if (!buf)
-		return -ENOMEM;
-	memset(buf, 0x5a, (size_t)bs * 4);
-	snprintf(path, sizeof(path), "%s/.difftest-probe-%s", t->dir, t->tag);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		snprintf(err, errn, "cannot create a file in %s: %s", t->dir, strerror(errno));
-		free(buf);
-		return -errno;
-	}
+/* rangeshift-fusefs's identity (its own profile), and which FIEMAP the
+ * file system answers. */
+static void probe_ident_fiemap(struct dt_target *t, int fd, int64_t *bs)
+{
 	struct rs_ioc_ident id;
 	if (rs_ident(fd, &id) == 0) {
 		t->mopts.profile = (enum rm_profile)id.profile;
 		t->mopts.blocksize = id.blocksize;
 		t->mopts.maxbytes = id.maxbytes;
-		bs = id.blocksize;
+		*bs = id.blocksize;
 		snprintf(t->fsname, sizeof(t->fsname), "rangeshift-fusefs");
 	}
 	/* FIEMAP.  On rangeshift-fusefs the server's own map (RS_IOC_FIEMAP)
@@ -163,6 +153,109 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 		t->disabled |= 1u << DT_MREAD;
 		strcat(t->probe_notes, "tmpfs: mread off (read faults fill holes); ");
 	}
+}
+
+/* Each fallocate kind on the 4-block scratch file against the model: a
+ * kind the file system refuses with EOPNOTSUPP where the model succeeds
+ * is disabled (and said so), never reported as a divergence. */
+static int probe_falloc(struct dt_target *t, int fd, const char *buf, int64_t bs,
+			char *err, size_t errn)
+{
+	static const int kinds[] = { DT_FALLOC, DT_FALLOC_KEEP, DT_PUNCH, DT_ZERO,
+				     DT_ZERO_KEEP, DT_INSERT, DT_COLLAPSE, DT_UNSHARE };
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct dt_op op = { .kind = (uint8_t)kinds[i] };
+		int mode = dt_kind_mode(&op);
+		struct rm_file *mf;
+		if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)bs * 4, 0) != bs * 4) {
+			snprintf(err, errn, "probe write in %s failed", t->dir);
+			return -EIO;
+		}
+		if (rm_file_new(&t->mopts, &mf))
+			return -ENOMEM;
+		rm_pwrite(mf, buf, (size_t)bs * 4, 0);
+		int me = rm_fallocate(mf, mode, bs, bs);
+		rm_file_free(mf);
+		int re = raw_fallocate(t, fd, mode, bs, bs);
+		if (re == -EOPNOTSUPP && me == 0 && t->fiemap == 2 && !t->rs_ioctl) {
+			t->rs_ioctl = 1;	/* fusefs: use its ioctl */
+			re = raw_fallocate(t, fd, mode, bs, bs);
+		}
+		if (re == -EOPNOTSUPP && me != -EOPNOTSUPP) {
+			t->disabled |= 1u << kinds[i];
+			char note[64];
+			snprintf(note, sizeof(note), "%s unsupported (off); ", dt_kind_name(kinds[i]));
+			add_note(t, note);
+		}
+	}
+	return 0;
+}
+
+/* FICLONERANGE: the model's profile says XFS clones, but an XFS-profile
+ * stand-in (tmpfs, FUSE with an XFS-profile server, another fs) has no
+ * ->remap_file_range (or no reflink=1): off there, never a divergence. */
+static void probe_reflink(struct dt_target *t, int fd, const char *path, const char *buf,
+			  int64_t bs)
+{
+	char p2[PATH_MAX + 200];
+	snprintf(p2, sizeof(p2), "%s.2", path);
+	int fd2 = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	struct rm_file *ms = NULL, *md = NULL;
+	int me = -ENOMEM;
+	if (!rm_file_new(&t->mopts, &ms) && !rm_file_new(&t->mopts, &md)) {
+		rm_pwrite(ms, buf, (size_t)bs * 4, 0);
+		me = rm_clone_range(md, ms, 0, 0, bs);
+	}
+	rm_file_free(ms);
+	rm_file_free(md);
+	int re = -EBADF;
+	if (fd2 >= 0 && !ftruncate(fd, 0) && pwrite(fd, buf, (size_t)bs * 4, 0) == bs * 4) {
+		struct file_clone_range r = { .src_fd = fd, .src_length = (uint64_t)bs };
+		re = ioctl(fd2, FICLONERANGE, &r) < 0 ? neg_errno() : 0;
+	}
+	if (fd2 >= 0) {
+		close(fd2);
+		unlink(p2);
+	}
+	if (re != me) {
+		t->disabled |= 1u << DT_REFLINK;
+		char note[96];
+		snprintf(note, sizeof(note), "reflink %s here (model: %s): off; ",
+			 dt_errname(re), dt_errname(me));
+		add_note(t, note);
+	}
+}
+
+/* What the file system in t->dir can do, probed on a scratch file:
+ * FIEMAP, shared writable mmap, each fallocate kind, reflink. */
+static int probe(struct dt_target *t, char *err, size_t errn)
+{
+	char path[PATH_MAX + 160];
+	int64_t bs = t->mopts.blocksize;
+	char *buf = malloc((size_t)bs * 4);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0x5a, (size_t)bs * 4);
+	snprintf(path, sizeof(path), "%s/.difftest-probe-%s", t->dir, t->tag);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		snprintf(err, errn, "cannot create a file in %s: %s", t->dir, strerror(errno));
+		free(buf);
+		return -errno;
+	}
+	int64_t bs0 = bs;
+	probe_ident_fiemap(t, fd, &bs);
+	if (bs > bs0) {		/* rangeshift-fusefs's block is larger than statfs said */
+		char *nb = realloc(buf, (size_t)bs * 4);
+		if (!nb) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		buf = nb;
+		memset(buf, 0x5a, (size_t)bs * 4);
+	}
 	/* shared writable mmap */
 	if (pwrite(fd, buf, (size_t)bs * 4, 0) != bs * 4) {
 		snprintf(err, errn, "probe write in %s failed: %s", t->dir, strerror(errno));
@@ -178,68 +271,9 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 		t->mmap_ok = 1;
 		munmap(m, (size_t)bs);
 	}
-	static const int kinds[] = { DT_FALLOC, DT_FALLOC_KEEP, DT_PUNCH, DT_ZERO,
-				     DT_ZERO_KEEP, DT_INSERT, DT_COLLAPSE, DT_UNSHARE };
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		struct dt_op op = { .kind = (uint8_t)kinds[i] };
-		int mode = dt_kind_mode(&op);
-		struct rm_file *mf;
-		if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)bs * 4, 0) != bs * 4) {
-			snprintf(err, errn, "probe write in %s failed", t->dir);
-			rc = -EIO;
-			goto out;
-		}
-		if (rm_file_new(&t->mopts, &mf)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		rm_pwrite(mf, buf, (size_t)bs * 4, 0);
-		int me = rm_fallocate(mf, mode, bs, bs);
-		rm_file_free(mf);
-		int re = raw_fallocate(t, fd, mode, bs, bs);
-		if (re == -EOPNOTSUPP && me == 0 && t->fiemap == 2 && !t->rs_ioctl) {
-			t->rs_ioctl = 1;	/* fusefs: use its ioctl */
-			re = raw_fallocate(t, fd, mode, bs, bs);
-		}
-		if (re == -EOPNOTSUPP && me != -EOPNOTSUPP) {
-			t->disabled |= 1u << kinds[i];
-			char note[64];
-			snprintf(note, sizeof(note), "%s unsupported (off); ", dt_kind_name(kinds[i]));
-			strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
-		}
-	}
-	/* FICLONERANGE: the model's profile says XFS clones, but an XFS-profile
-	 * stand-in (tmpfs, FUSE with an XFS-profile server, another fs) has no
-	 * ->remap_file_range (or no reflink=1): off there, never a divergence. */
-	{
-		char p2[PATH_MAX + 200];
-		snprintf(p2, sizeof(p2), "%s.2", path);
-		int fd2 = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0644);
-		struct rm_file *ms = NULL, *md = NULL;
-		int me = -ENOMEM;
-		if (!rm_file_new(&t->mopts, &ms) && !rm_file_new(&t->mopts, &md)) {
-			rm_pwrite(ms, buf, (size_t)bs * 4, 0);
-			me = rm_clone_range(md, ms, 0, 0, bs);
-		}
-		rm_file_free(ms);
-		rm_file_free(md);
-		int re = -EBADF;
-		if (fd2 >= 0 && !ftruncate(fd, 0) && pwrite(fd, buf, (size_t)bs * 4, 0) == bs * 4) {
-			struct file_clone_range r = { .src_fd = fd, .src_length = (uint64_t)bs };
-			re = ioctl(fd2, FICLONERANGE, &r) < 0 ? neg_errno() : 0;
-		}
-		if (fd2 >= 0) {
-			close(fd2);
-			unlink(p2);
-		}
-		if (re != me) {
-			t->disabled |= 1u << DT_REFLINK;
-			char note[96];
-			snprintf(note, sizeof(note), "reflink %s here (model: %s): off; ",
-				 dt_errname(re), dt_errname(me));
-			strncat(t->probe_notes, note, sizeof(t->probe_notes) - strlen(t->probe_notes) - 1);
-		}
-	}
+	if ((rc = probe_falloc(t, fd, buf, bs, err, errn)))
+		goto out;
+	probe_reflink(t, fd, path, buf, bs);
 	/* Invalid mode words are only comparable when the fs implements every
 	 * mode the model does (vfs_fallocate() checks first, the fs after). */
 	if (t->disabled & ((1u << DT_ZERO) | (1u << DT_INSERT) | (1u << DT_COLLAPSE) |
@@ -252,86 +286,154 @@ out:
 	return rc;
 }
 
+/* A model-backed target, "model[:PROFILE]" or "faulty:KIND[:PROFILE]":
+ * complete after this. */
+static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
+{
+	char *kind = strchr(copy, ':');
+	char *p2 = kind ? strchr(kind + 1, ':') : NULL;
+	const char *prof = NULL;
+	static const struct { const char *name; enum dt_fault f; } faults[] = {
+		{ "insert-off-by-one", DT_F_INSERT_OBO },
+		{ "lost-unwritten", DT_F_LOST_UNWRITTEN },
+		{ "wrong-errno", DT_F_WRONG_ERRNO },
+	};
+
+	if (p2) {
+		*p2 = 0;
+		prof = p2 + 1;
+	}
+	if (copy[0] == 'm') {
+		t->type = DT_T_MODEL;
+		t->fault = DT_F_NONE;
+		if (kind && !p2)
+			prof = kind + 1;
+	} else {
+		t->type = DT_T_FAULTY;
+		kind++;
+		size_t i = 0;
+		while (i < sizeof(faults) / sizeof(faults[0]) && strcmp(kind, faults[i].name))
+			i++;
+		if (i == sizeof(faults) / sizeof(faults[0])) {
+			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
+				 "lost-unwritten, wrong-errno)", kind);
+			return -EINVAL;
+		}
+		t->fault = faults[i].f;
+	}
+	if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
+		snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
+		return -EINVAL;
+	}
+	snprintf(t->fsname, sizeof(t->fsname), "model");
+	t->fiemap = 1;
+	t->mmap_ok = 1;
+	t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
+	return 0;
+}
+
+/* The directory of a file-system target (t->dir, resolved) and the
+ * profile it names, if any (*prof). */
+static int spec_dir(struct dt_target *t, const char *spec, char *copy, const char **prof,
+		    char *err, size_t errn)
+{
+	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
+		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
+		return 0;
+	}
+	if (strncmp(copy, "dir:", 4)) {
+		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
+			 "faulty:KIND, model[:PROFILE])", spec);
+		return -EINVAL;
+	}
+	char *p = copy + 4, *c = strrchr(p, ':');
+	if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
+		*c = 0;
+		*prof = c + 1;
+	}
+	if (!realpath(p, t->dir)) {
+		int e = errno;
+		/* a path may hold ':', so "dir:/x:nosuch" is first a path */
+		if (c && !*prof)
+			snprintf(err, errn, "target %s: %s: %s (and '%s' is no profile: ext4, xfs, "
+				 "bytes)", spec, p, strerror(e), c + 1);
+		else
+			snprintf(err, errn, "target %s: %s: %s", spec, p, strerror(e));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* What the spec names, without touching the target: model and faulty
+ * targets are complete (1), for the others t->dir and *prof are set (0). */
+static int parse_spec(struct dt_target *t, const char *spec, const char **prof,
+		      char *err, size_t errn)
+{
+	char copy[PATH_MAX + 32];
+
+	if (strlen(spec) >= sizeof(copy)) {
+		snprintf(err, errn, "target spec too long");
+		return -ENAMETOOLONG;
+	}
+	snprintf(copy, sizeof(copy), "%s", spec);
+	t->mopts.profile = RM_PROFILE_EXT4;
+	t->mopts.blocksize = 4096;
+	*prof = NULL;
+	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
+		int rc = init_model(t, copy, err, errn);
+		return rc ? rc : 1;
+	}
+	t->type = DT_T_FD;
+	return spec_dir(t, spec, copy, prof, err, errn);
+}
+
+static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
+		   size_t errn);
+
+int dt_target_spec_check(const char *spec, char *err, size_t errn)
+{
+	struct dt_target *t = calloc(1, sizeof(*t));
+	const char *prof;
+
+	if (!t) {
+		snprintf(err, errn, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = parse_spec(t, spec, &prof, err, errn);
+	free(t);
+	return rc < 0 ? rc : 0;
+}
+
 int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 		   char *err, size_t errn)
 {
-	char copy[PATH_MAX + 32];
 	const char *prof = NULL;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->name, sizeof(t->name), "%s", spec);
 	snprintf(t->tag, sizeof(t->tag), "%s", tag);
-	snprintf(copy, sizeof(copy), "%s", spec);
-	t->mopts.profile = RM_PROFILE_EXT4;
-	t->mopts.blocksize = 4096;
-
-	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
-		char *kind = strchr(copy, ':');
-		char *p2 = kind ? strchr(kind + 1, ':') : NULL;
-		if (p2) {
-			*p2 = 0;
-			prof = p2 + 1;
-		}
-		if (copy[0] == 'm') {
-			t->type = DT_T_MODEL;
-			t->fault = DT_F_NONE;
-			if (kind && !p2)
-				prof = kind + 1;
-		} else {
-			t->type = DT_T_FAULTY;
-			kind++;
-			if (!strcmp(kind, "insert-off-by-one"))
-				t->fault = DT_F_INSERT_OBO;
-			else if (!strcmp(kind, "lost-unwritten"))
-				t->fault = DT_F_LOST_UNWRITTEN;
-			else if (!strcmp(kind, "wrong-errno"))
-				t->fault = DT_F_WRONG_ERRNO;
-			else {
-				snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-					 "lost-unwritten, wrong-errno)", kind);
-				return -EINVAL;
-			}
-		}
-		if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
-			snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
-			return -EINVAL;
-		}
-		snprintf(t->fsname, sizeof(t->fsname), "model");
-		t->fiemap = 1;
-		t->mmap_ok = 1;
-		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
-		return 0;
-	}
-
-	t->type = DT_T_FD;
-	const char *dir;
-	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
-		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
-		t->global_drop = geteuid() == 0;
-		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
-			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
-				 "guest, use difftest-vm or a dir:PATH target)", copy, t->dir);
-			return -ENOENT;
-		}
-	} else if (!strncmp(copy, "dir:", 4)) {
-		char *p = copy + 4;
-		char *c = strrchr(p, ':');
-		if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
-			*c = 0;
-			prof = c + 1;
-		}
-		dir = p;
-		if (!realpath(dir, t->dir)) {
-			snprintf(err, errn, "target %s: %s: %s", spec, dir, strerror(errno));
-			return -ENOENT;
-		}
+	int rc = parse_spec(t, spec, &prof, err, errn);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	if (!strncmp(spec, "dir:", 4)) {
 		t->global_drop = getenv("DIFFTEST_GLOBAL_DROP") && geteuid() == 0;
 		find_mount(t, t->dir);
 	} else {
-		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
-			 "faulty:KIND, model[:PROFILE])", spec);
-		return -EINVAL;
+		t->global_drop = geteuid() == 0;
+		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
+			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
+				 "guest, use difftest-vm or a dir:PATH target)", spec, t->dir);
+			return -ENOENT;
+		}
 	}
+	return fs_init(t, spec, prof, err, errn);
+}
+
+/* statfs picks the file system's name and, unless the spec named one,
+ * the model profile; then the probe. */
+static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
+		   size_t errn)
+{
 	struct stat st;
 	if (stat(t->dir, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errn, "target %s: %s is not a directory", spec, t->dir);
@@ -880,93 +982,93 @@ int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence)
 static int push_ext(struct rm_extent **ext, size_t *cap, int64_t n,
 		    int64_t lo, int64_t len, uint32_t flags)
 {
-	if ((size_t)n >= *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		struct rm_extent *e = realloc(*ext, nc * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		*ext = e;
-		*cap = nc;
-	}
+	if (RM_VEC_RESERVE(ext, cap, (size_t)n + 1, 256))
+		return -ENOMEM;
 	(*ext)[n] = (struct rm_extent){ .logical = lo, .length = len, .flags = flags };
 	return 0;
 }
 
-int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
-		    struct rm_extent **ext, size_t *cap)
+/* The model-backed targets' map (faulty: lost-unwritten drops the flag). */
+static int64_t model_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
+			    struct rm_extent **ext, size_t *cap)
 {
-	struct dt_target *t = s->t;
+	struct rm_file *f = FAKE(s, i);
+	int64_t k = rm_fiemap(f, start, len, NULL, 0);
+	if (k < 0)
+		return k;
+	if (RM_VEC_RESERVE(ext, cap, (size_t)k, 256))
+		return -ENOMEM;
+	k = rm_fiemap(f, start, len, *ext, *cap);
+	if (s->t->fault == DT_F_LOST_UNWRITTEN)
+		for (int64_t j = 0; j < k; j++)
+			(*ext)[j].flags &= ~RM_FIEMAP_UNWRITTEN;	/* deliberately wrong */
+	return k;
+}
+
+/* The session's FIEMAP buffer, big enough for either ioctl. */
+static void *fm_buffer(struct dt_session *s)
+{
+	size_t a = sizeof(struct rs_ioc_fiemap);
+	size_t b = sizeof(struct fiemap) + FM_COUNT * sizeof(struct fiemap_extent);
+	if (!s->fmbuf)
+		s->fmbuf = malloc(a > b ? a : b);
+	return s->fmbuf;
+}
+
+/* rangeshift-fusefs's own map, RS_IOC_FIEMAP, over [start, end). */
+static int64_t rs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end,
+			 struct rm_extent **ext, size_t *cap)
+{
+	struct rs_ioc_fiemap *rf = fm_buffer(s);
+	int64_t n = 0, pos = start;
+
+	if (!rf)
+		return -ENOMEM;
+	/* the server sees data only once the kernel writes it back
+	 * (mmap'd and writeback-cached pages): the write-back that
+	 * FIEMAP_FLAG_SYNC would do.  fdatasync, not sync_file_range:
+	 * FUSE ends page write-back when it has copied the page, before
+	 * the server has the WRITE; fuse_fsync() waits for those
+	 * (fuse_sync_writes()).  Only a shared-mmap write leaves
+	 * dirty pages here: without FUSE_CAP_WRITEBACK_CACHE (which
+	 * rangeshift-fusefs turns off) write(2) is write-through
+	 * (fuse_perform_write() sends FUSE_WRITE and leaves the pages
+	 * clean), fallocate and truncate dirty nothing.  So the sync,
+	 * a FUSE_FSYNC round trip to the server, is done when file i
+	 * had an mmap write since its last one, not on every map
+	 * check. */
+	if (!s->t->fiemap_nosync && s->mdirty[i]) {
+		fdatasync(s->fd[i]);
+		s->mdirty[i] = 0;
+	}
+	for (;;) {
+		memset(rf, 0, sizeof(*rf));
+		rf->start = pos;
+		rf->length = end - pos;
+		if (ioctl(s->fd[i], RS_IOC_FIEMAP, rf) < 0)
+			return neg_errno();
+		for (uint32_t j = 0; j < rf->count; j++)
+			if (push_ext(ext, cap, n++, rf->ext[j].logical, rf->ext[j].length,
+				     rf->ext[j].flags & (RM_FIEMAP_LAST | RM_FIEMAP_UNWRITTEN)))
+				return -ENOMEM;
+		if (rf->count < RS_FIEMAP_MAX || (rf->ext[rf->count - 1].flags & RS_FIEMAP_LAST))
+			return n;
+		pos = dt_sat_add(rf->ext[rf->count - 1].logical, rf->ext[rf->count - 1].length);
+		if (pos >= end)
+			return n;
+	}
+}
+
+/* The kernel's FS_IOC_FIEMAP over [start, end) (end INT64_MAX: to the end). */
+static int64_t fs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end,
+			 struct rm_extent **ext, size_t *cap)
+{
+	struct fiemap *fm = fm_buffer(s);
+	uint64_t pos = (uint64_t)start;
 	int64_t n = 0;
 
-	if (len <= 0)
-		return 0;
-	if (t->type != DT_T_FD) {
-		struct rm_file *f = FAKE(s, i);
-		int64_t k = rm_fiemap(f, start, len, NULL, 0);
-		if (k < 0)
-			return k;
-		if ((size_t)k > *cap) {
-			struct rm_extent *e = realloc(*ext, (size_t)k * sizeof(*e));
-			if (!e)
-				return -ENOMEM;
-			*ext = e;
-			*cap = (size_t)k;
-		}
-		k = rm_fiemap(f, start, len, *ext, *cap);
-		if (t->fault == DT_F_LOST_UNWRITTEN)
-			for (int64_t j = 0; j < k; j++)
-				(*ext)[j].flags &= ~RM_FIEMAP_UNWRITTEN;	/* deliberately wrong */
-		return k;
-	}
-	int64_t end = len >= INT64_MAX - start ? INT64_MAX : start + len;
-	if (t->fiemap == 2) {
-		struct rs_ioc_fiemap *rf = s->fmbuf;
-		if (!rf && !(rf = s->fmbuf = malloc(sizeof(*rf) > sizeof(struct fiemap) +
-			FM_COUNT * sizeof(struct fiemap_extent) ? sizeof(*rf) :
-			sizeof(struct fiemap) + FM_COUNT * sizeof(struct fiemap_extent))))
-			return -ENOMEM;
-		/* the server sees data only once the kernel writes it back
-		 * (mmap'd and writeback-cached pages): the write-back that
-		 * FIEMAP_FLAG_SYNC would do.  fdatasync, not sync_file_range:
-		 * FUSE ends page write-back when it has copied the page, before
-		 * the server has the WRITE; fuse_fsync() waits for those
-		 * (fuse_sync_writes()).  Only a shared-mmap write leaves
-		 * dirty pages here: without FUSE_CAP_WRITEBACK_CACHE (which
-		 * rangeshift-fusefs turns off) write(2) is write-through
-		 * (fuse_perform_write() sends FUSE_WRITE and leaves the pages
-		 * clean), fallocate and truncate dirty nothing.  So the sync,
-		 * a FUSE_FSYNC round trip to the server, is done when file i
-		 * had an mmap write since its last one, not on every map
-		 * check. */
-		if (!t->fiemap_nosync && s->mdirty[i]) {
-			fdatasync(s->fd[i]);
-			s->mdirty[i] = 0;
-		}
-		int64_t pos = start;
-		for (;;) {
-			memset(rf, 0, sizeof(*rf));
-			rf->start = pos;
-			rf->length = end - pos;
-			if (ioctl(s->fd[i], RS_IOC_FIEMAP, rf) < 0)
-				return neg_errno();
-			for (uint32_t j = 0; j < rf->count; j++)
-				if (push_ext(ext, cap, n++, rf->ext[j].logical, rf->ext[j].length,
-					     rf->ext[j].flags & (RM_FIEMAP_LAST | RM_FIEMAP_UNWRITTEN)))
-					return -ENOMEM;
-			if (rf->count < RS_FIEMAP_MAX ||
-			    (rf->ext[rf->count - 1].flags & RS_FIEMAP_LAST))
-				return n;
-			pos = dt_sat_add(rf->ext[rf->count - 1].logical, rf->ext[rf->count - 1].length);
-			if (pos >= end)
-				return n;
-		}
-	}
-	struct fiemap *fm = s->fmbuf;
-	if (!fm && !(fm = s->fmbuf = malloc(sizeof(struct rs_ioc_fiemap) > sizeof(struct fiemap) +
-			FM_COUNT * sizeof(struct fiemap_extent) ? sizeof(struct rs_ioc_fiemap) :
-			sizeof(struct fiemap) + FM_COUNT * sizeof(struct fiemap_extent))))
+	if (!fm)
 		return -ENOMEM;
-	uint64_t pos = (uint64_t)start;
 	for (;;) {
 		memset(fm, 0, sizeof(*fm));
 		fm->fm_start = pos;
@@ -975,7 +1077,7 @@ int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		/* The model's states are those after write-back (refmodel.h):
 		 * FIEMAP_FLAG_SYNC writes dirty pages first (ioctl_fiemap() ->
 		 * filemap_write_and_wait()), as xfs_io's fiemap does. */
-		fm->fm_flags = t->fiemap_nosync ? 0 : FIEMAP_FLAG_SYNC;
+		fm->fm_flags = s->t->fiemap_nosync ? 0 : FIEMAP_FLAG_SYNC;
 		if (ioctl(s->fd[i], FS_IOC_FIEMAP, fm) < 0)
 			return neg_errno();
 		for (uint32_t j = 0; j < fm->fm_mapped_extents; j++) {
@@ -1002,4 +1104,16 @@ int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		if (end != INT64_MAX && pos >= (uint64_t)end)
 			return n;
 	}
+}
+
+int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
+		    struct rm_extent **ext, size_t *cap)
+{
+	if (len <= 0)
+		return 0;
+	if (s->t->type != DT_T_FD)
+		return model_fiemap(s, i, start, len, ext, cap);
+	int64_t end = len >= INT64_MAX - start ? INT64_MAX : start + len;
+	return s->t->fiemap == 2 ? rs_fiemap(s, i, start, end, ext, cap)
+				 : fs_fiemap(s, i, start, end, ext, cap);
 }

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_main.c - difftest's command line (main.c), through the binary:
+ * every malformed option (counts such as "1e400", "-5", "abc", seeds
+ * with trailing junk or past 2^64, unknown targets and profiles, missing
+ * replay logs, bad shards) gets exit status 2, a message naming the
+ * option, and nothing run: no --out directory appears.  Valid edge values
+ * (a 64-bit seed, "1e3" ops) are taken.  Each run is bounded by timeout(1).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char tmp[256];
+
+/* Run difftest with args (and --out DIR), stderr into tmp/err:
+ * the exit status. */
+static int run(const char *args)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf out && timeout 60 %s %s --out out "
+		 ">%s/stdout 2>%s/err", tmp, DIFFTEST_BIN, args, tmp, tmp);
+	int st = system(cmd);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+static int err_has(const char *what)
+{
+	char p[300], buf[4096] = "";
+	snprintf(p, sizeof(p), "%s/err", tmp);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	if (!strstr(buf, what))
+		fprintf(stderr, "stderr lacks '%s':\n%s\n", what, buf);
+	return strstr(buf, what) != NULL;
+}
+
+static int out_exists(void)
+{
+	char p[300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/out", tmp);
+	return stat(p, &st) == 0;
+}
+
+static void refused(const char *args, const char *msg)
+{
+	int rc = run(args);
+	if (rc != 2)
+		fprintf(stderr, "'%s': exit %d\n", args, rc);
+	assert_int_equal(rc, 2);
+	assert_true(err_has(msg));
+	assert_false(out_exists());
+}
+
+static void test_bad_counts(void **state)
+{
+	(void)state;
+	refused("-t model -N 1e400", "--ops");
+	refused("-t model -N -5", "--ops");
+	refused("-t model -N abc", "--ops");
+	refused("-t model -N 1.5", "--ops");
+	refused("-t model -N ''", "--ops");
+	refused("-t model --check-every x", "--check-every");
+	refused("-t model --files 0", "--files");
+	refused("-t model --files 17", "--files");
+	refused("-t model -j 0", "-j");
+	refused("-t model -j 65", "-j");
+	refused("-t model --max-div 0", "--max-div");
+	refused("-t model --map-batch 0", "--map-batch");
+	refused("-t model --shift-check 100", "--shift-check");
+	refused("-t model --locality 101", "--locality");
+	refused("-t model --shrink-runs -1", "--shrink-runs");
+	refused("-t model --shrink-seconds 1e99", "--shrink-seconds");
+	refused("-t model --fsck-every nan", "--fsck-every");
+}
+
+static void test_bad_seeds(void **state)
+{
+	(void)state;
+	refused("-t model -S 5abc", "bad seed");
+	refused("-t model -S abc", "bad seed");
+	refused("-t model -S 18446744073709551616", "bad seed");
+	refused("-t model -S ''", "bad seed");
+	refused("-t model -S 0x", "bad seed");
+	refused("-t model -S ' 5'", "bad seed");
+}
+
+static void test_bad_targets(void **state)
+{
+	(void)state;
+	refused("-t nosuch -N 10", "unknown target");
+	refused("-t model:nosuch -N 10", "unknown profile");
+	refused("-t faulty:nonsense -N 10", "unknown faulty target");
+	refused("-t faulty:wrong-errno:zfs -N 10", "unknown profile");
+	refused("-t dir:/nonexistent-difftest-dir -N 10", "No such file");
+	refused("-t dir:/tmp:nosuch -N 10", "'nosuch' is no profile");
+	refused("-t model -N 10 --shard 3/2", "--shard");
+	refused("-t model -N 10 --shard 1/2x", "--shard");
+	refused("-t model -N 10 --weights pwrite=x", "--weights");
+	refused("-t model -N 10 extra", "unexpected argument");
+	refused("-t model -N 10 --no-such-option", "usage");
+}
+
+static void test_bad_replay(void **state)
+{
+	(void)state;
+	refused("--replay /nonexistent.log", "--replay /nonexistent.log");
+	refused("--replay /", "a directory");
+	refused("--crash-replay /nonexistent.log", "/nonexistent.log");
+	refused("--crash-script /nonexistent.log", "/nonexistent.log");
+	/* a log that is not an op log */
+	char p[300];
+	snprintf(p, sizeof(p), "%s/bad.log", tmp);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fprintf(f, "# target: model\nf0 frobnicate 1 2\n");
+	fclose(f);
+	char args[400];
+	snprintf(args, sizeof(args), "--replay %s", p);
+	assert_int_equal(run(args), 2);
+	assert_true(err_has("bad.log:2"));
+}
+
+static void test_valid_edges(void **state)
+{
+	(void)state;
+	/* a seed above 2^63, a hex seed and an exponent count are taken */
+	assert_int_equal(run("-t model -N 1e2 -S 18446744073709551615 -q"), 0);
+	assert_true(out_exists());
+	char p[300], buf[8192] = "";
+	snprintf(p, sizeof(p), "%s/out/report.json", tmp);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
+	fclose(f);
+	assert_non_null(strstr(buf, "\"seed\": 18446744073709551615,"));
+	assert_non_null(strstr(buf, "\"ops_per_target\": 100,"));
+	assert_int_equal(run("-t model -N 10 -S 0x10 -q"), 0);
+	assert_int_equal(run("-t model -N 10 -S -1 -q"), 0);	/* 2^64 - 1, as before */
+	assert_int_equal(run("--help"), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "/tmp/dt-main-XXXXXX");
+	return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_counts),
+		cmocka_unit_test(test_bad_seeds),
+		cmocka_unit_test(test_bad_targets),
+		cmocka_unit_test(test_bad_replay),
+		cmocka_unit_test(test_valid_edges),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
