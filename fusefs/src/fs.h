@@ -24,6 +24,31 @@
  *      inodes is needed; rename updates each inode under its own lock in turn.
  *   3. fs->space (mutex): capacity reservations.
  *   4. fs->list (mutex): the list of all nodes and the inode counters.
+ *   5. fs->shifter.lock (mutex): the queue of range ioctls.
+ *
+ * Waiting on the kernel: no FUSE worker thread ever waits for write-back.
+ * Dropping cached pages (fuse_lowlevel_notify_inval_inode(), needed before
+ * and after a range shift done through an ioctl) makes the kernel write
+ * dirty pages of shared mappings back through FUSE_WRITE and wait for the
+ * reply (invalidate_inode_pages2_range() -> fuse_launder_folio()), which
+ * only a worker can give: a worker doing it waits on itself (-s), or all
+ * of them wait (as many ioctls in flight as workers), and the mount hangs
+ * with the callers in D state, beyond kill -9 of the server.  So the range
+ * ioctls run on a thread of their own, the shifter (ranges.c): the worker
+ * queues the request and returns to the loop to serve the write-back, the
+ * shifter invalidates (no lock held), shifts under node->lock, invalidates
+ * again, tells the kernel a grown size, and then replies.  The ioctl
+ * still returns only once the kernel's caches are coherent, a dirty page
+ * is still written back at its pre-shift offset before the data moves (as
+ * ext4_insert_range() does), and no client protocol (msync first) is
+ * needed for safety.  Alternatives rejected: a client-side msync/fsync
+ * before the ioctl alone leaves a race (a page dirtied after it still
+ * hangs the server), and invalidating after the reply would let a stale
+ * dirty page be written back over the shifted layout and break the
+ * promise of rangeshift_fusefs.h.  What remains: a program that writes
+ * through a mapping while it shifts the same range races with itself (the
+ * page may be written back at its old offset after the shift), as it
+ * would with ext4 without the invalidate lock.
  */
 #ifndef RANGESHIFT_FUSEFS_FS_H
 #define RANGESHIFT_FUSEFS_FS_H
@@ -83,6 +108,17 @@ struct node {
 	size_t xattr_bytes;
 };
 
+/* The thread that runs the range ioctls (ranges.c). */
+struct shift_job;
+struct shifter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct shift_job *head, **tail;	/* queue, under lock */
+	bool stop;			/* under lock */
+	bool running;
+	pthread_t thread;
+};
+
 struct fs {
 	struct rm_opts opts;
 	int64_t capacity;		/* bytes of file data (size=) */
@@ -96,7 +132,8 @@ struct fs {
 	uint64_t next_ino;
 	uint64_t nnodes;
 	struct node *root;
-	struct fuse_session *se;
+	struct fuse_session *se;	/* NULL: no kernel (fuzz harness) */
+	struct shifter shifter;
 };
 
 static inline struct fs *FS(fuse_req_t req)
@@ -183,6 +220,15 @@ void rs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 void rs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	      struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 	      size_t in_bufsz, size_t out_bufsz);
+/* The ioctls of rangeshift_fusefs.h on n without a FUSE request: the
+ * number of bytes written to out, or -errno.  oflags: the open(2) flags of
+ * the caller's file; killpriv: apply should_remove_suid().  Range ioctls
+ * run here synchronously, telling the kernel (if fs->se) as they go. */
+int ioctl_call(struct fs *fs, struct node *n, unsigned int cmd, int oflags,
+	       bool killpriv, const void *in, size_t insz, void *out,
+	       size_t outsz);
+int shifter_start(struct fs *fs);
+void shifter_stop(struct fs *fs);
 
 /* xattr.c: the file-system side returns 0 or -errno and copies values
  * into caller buffers (callable without a FUSE request, as the fuzz

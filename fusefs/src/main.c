@@ -241,6 +241,10 @@ static int serve(struct fs *fs, struct fuse_args *args,
 	if (fuse_session_mount(fs->se, opts->mountpoint) != 0)
 		goto out_signals;
 	fuse_daemonize(opts->foreground);
+	/* After fuse_daemonize(), which forks: the thread must be in the
+	 * process that serves. */
+	if (shifter_start(fs) != 0)
+		goto out_unmount;
 	if (opts->singlethread) {
 		ret = fuse_session_loop(fs->se);
 	} else {
@@ -253,6 +257,8 @@ static int serve(struct fs *fs, struct fuse_args *args,
 		}
 	}
 	ret = ret ? 1 : 0;
+	shifter_stop(fs);
+out_unmount:
 	fuse_session_unmount(fs->se);
 out_signals:
 	fuse_remove_signal_handlers(fs->se);
