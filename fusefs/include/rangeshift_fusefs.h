@@ -16,10 +16,17 @@
  * (the same as ext4/XFS give for fallocate(2)).  They require a file
  * descriptor of a regular file on a rangeshift-fusefs mount; shifting and
  * allocating ones require it to be open for writing (EBADF otherwise, as
- * vfs_fallocate()).  After any call that changes the file the server has
- * already invalidated the kernel's page cache and cached attributes of the
- * file (fuse_lowlevel_notify_inval_inode) when the ioctl returns, so a
- * following read(2), stat(2) or access through an mmap sees the new state.
+ * vfs_fallocate()).  Dirty pages of a shared mapping need no msync(2)
+ * first: before moving data the server has the kernel write them back at
+ * their old offsets, as ext4_insert_range() does.  After any call that
+ * changes the file the server has already invalidated the kernel's page
+ * cache and cached attributes of the file (fuse_lowlevel_notify_inval_inode)
+ * and, if the file grew, given the kernel its new size, when the ioctl
+ * returns, so a following read(2), stat(2) or access through an mmap (up to
+ * the new EOF, without a stat(2) first) sees the new state.  A smaller size
+ * (collapse) reaches the kernel's i_size at the next stat(2)/fstat(2)
+ * (the preload library does one after each call); until then a mapping
+ * past the new EOF reads zeros instead of faulting.
  *
  * Code 0xB8 is unassigned in Documentation/userspace-api/ioctl/ioctl-number.rst
  * (6.1).  Because another FUSE file system could still give these numbers

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -77,12 +78,24 @@ static int emulate_fallocate(int fd, int mode, off_t off, off_t len)
 {
 	struct rs_ioc_range r = { .offset = off, .length = len, .mode = mode };
 
+	struct stat st;
+	int ret, saved;
+
 	/* Dirty pages of a shared mapping must reach the server before the
 	 * data under them moves (ext4_insert_range() writes back first); the
-	 * server also invalidates, this makes it cheap. */
+	 * server also writes back and invalidates (from a thread of its own),
+	 * this makes it cheap. */
 	if (mode & (FALLOC_FL_INSERT_RANGE | FALLOC_FL_COLLAPSE_RANGE))
 		fdatasync(fd);
-	return real_ioctl(fd, RS_IOC_FALLOCATE, &r);
+	ret = real_ioctl(fd, RS_IOC_FALLOCATE, &r);
+	/* The server pushes a grown size into the kernel before replying, but
+	 * cannot push a smaller one: its attributes are stale, so this
+	 * GETATTR makes the kernel take the new size now (a collapse), and a
+	 * mapping past the new EOF faults as on ext4. */
+	saved = errno;
+	fstat(fd, &st);
+	errno = saved;
+	return ret;
 }
 
 static int do_fallocate(fallocate_fn fn, int fd, int mode, off_t off, off_t len)

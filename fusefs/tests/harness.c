@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -120,6 +121,14 @@ static void print_log(const struct mnt *m)
 
 int mnt_start(struct mnt *m, const char *opts)
 {
+	return mnt_start_arg(m, opts, NULL);
+}
+
+int mnt_start_arg(struct mnt *m, const char *opts, const char *arg)
+{
+	const char *argv[8];
+	int argc = 0;
+	struct stat st;
 	char tmpl[] = "/tmp/rs-fusefs-XXXXXX";
 	long long deadline;
 	int fd;
@@ -143,12 +152,17 @@ int mnt_start(struct mnt *m, const char *opts)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		if (opts)
-			execl(server_path(), "rangeshift-fusefs", m->dir, "-f",
-			      "-o", opts, (char *)NULL);
-		else
-			execl(server_path(), "rangeshift-fusefs", m->dir, "-f",
-			      (char *)NULL);
+		argv[argc++] = "rangeshift-fusefs";
+		argv[argc++] = m->dir;
+		argv[argc++] = "-f";
+		if (opts) {
+			argv[argc++] = "-o";
+			argv[argc++] = opts;
+		}
+		if (arg)
+			argv[argc++] = arg;
+		argv[argc] = NULL;
+		execv(server_path(), (char *const *)argv);
 		_exit(127);
 	}
 	if (fd >= 0)
@@ -172,7 +186,31 @@ int mnt_start(struct mnt *m, const char *opts)
 		}
 		poll_pause();
 	}
+	if (stat(m->dir, &st) == 0)
+		m->dev = st.st_dev;
 	return 0;
+}
+
+int mnt_abort(const struct mnt *m)
+{
+	const char *base = "/sys/fs/fuse/connections";
+	char path[PATH_MAX];
+	int fd, ok;
+
+	/* fusectl names a connection by the minor of its anonymous device
+	 * (fuse_ctl_add_conn(): fc->dev, major 0). */
+	snprintf(path, sizeof(path), "%s/%u/abort", base, minor(m->dev));
+	if (access(path, W_OK) != 0)
+		mount("fusectl", base, "fusectl", 0, NULL);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "cannot abort the FUSE connection: %s: %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	ok = write(fd, "1", 1) == 1;
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 int mnt_stop(struct mnt *m)
@@ -305,4 +343,96 @@ int run_cmd(char *const argv[], char *const env[], char *out, size_t outlen,
 	if (!WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/* Kill and reap the children still in pids[] (0: reaped), bounded. */
+static void kill_rest(pid_t *pids, int n)
+{
+	long long deadline = now_ms() + RS_WAIT_MS;
+	int i, left;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	do {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			int status;
+
+			if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == 0)
+				left++;
+			else
+				pids[i] = 0;
+		}
+		if (left)
+			poll_pause();
+	} while (left && now_ms() < deadline);
+	if (left)
+		fprintf(stderr, "%d children still unkillable after the abort\n", left);
+}
+
+static int describe(const char *what, int i, int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "%s: process %d died of signal %d (%s)\n", what, i,
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		fprintf(stderr, "%s: process %d failed at step %d\n", what, i,
+			WEXITSTATUS(status));
+	return 1;
+}
+
+int run_procs(const struct mnt *m, const char *what, int n,
+	      int (*fn)(int i, void *arg), void *arg, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+	int i, left = n, failed = 0, status;
+
+	if (!pids)
+		return n;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			/* The test framework catches crash signals (cmocka
+			 * longjmps back into its runner): a crash here must
+			 * end this child and be seen as such. */
+			signal(SIGBUS, SIG_DFL);
+			signal(SIGSEGV, SIG_DFL);
+			signal(SIGILL, SIG_DFL);
+			signal(SIGFPE, SIG_DFL);
+			signal(SIGABRT, SIG_DFL);
+			_exit(fn(i, arg));
+		}
+		if (pids[i] < 0) {
+			pids[i] = 0;
+			left--;
+			failed++;
+		}
+	}
+	while (left > 0 && now_ms() < deadline) {
+		for (i = 0; i < n; i++) {
+			if (pids[i] <= 0 || waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			pids[i] = 0;
+			left--;
+			failed += describe(what, i, status);
+		}
+		if (left)
+			poll_pause();
+	}
+	if (left > 0) {
+		for (i = 0; i < n; i++)
+			if (pids[i] > 0)
+				fprintf(stderr, "%s: process %d (pid %d) hung for %d ms\n",
+					what, i, (int)pids[i], timeout_ms);
+		if (m && mnt_abort(m) == 0)
+			fprintf(stderr, "%s: FUSE connection aborted\n", what);
+		kill_rest(pids, n);
+		failed += left;
+	}
+	free(pids);
+	return failed;
 }
