@@ -1,6 +1,6 @@
 #!/bin/sh
 # seeds.sh - the seed xfstests insert-range cases generic/039..043 (Namjae
-# Jeon's 2015 series, /work/shared/seeds/006..010), rerun with the real xfs_io
+# Jeon's 2015 xfstests series), rerun with the real xfs_io
 # on any mounted directory and compared with their golden .out files.
 #
 # xfstests is not installed in the guest, so the pieces of common/punch the

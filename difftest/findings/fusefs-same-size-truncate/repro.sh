@@ -1,10 +1,10 @@
 #!/bin/sh
 # difftest reproducer (generated; runs the real xfs_io).
-# divergence (map) on dir:/tmp/difftest-test-22491/fuse-mnt (rangeshift-fusefs): block map: bytes 2510848..2531328 (blocks 613..617) are U on the target, the model allows {.}
+# divergence (map) on fusefs (rangeshift-fusefs): block map: bytes 2510848..2531328 (blocks 613..617) are U on the target, the model allows {.}
 # usage: sh repro.sh [DIR]   (DIR on a rangeshift-fusefs mount; as root for drop_caches/remount)
 # exit status: 1 and "BUG REPRODUCED" when the kernel still diverges, 0 when not
 set -u
-DIR=${1:-/tmp/difftest-test-22491/fuse-mnt}
+DIR=${1:-/mnt/fusefs}
 XFS_IO=${XFS_IO:-xfs_io}
 F0="$DIR/difftest-repro-f0"
 rm -f "$F0"; : > "$F0"
@@ -24,7 +24,7 @@ $XFS_IO -r -c "fiemap -v" "$F" | awk -v lo=613 -v spb=8 -v allowed="$allowed" '
 function hex(s,  i, v, c) { v = 0; s = tolower(s); sub(/^0x/, "", s);
   for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
   return v }
-/^ *[0-9]+: \[/ { r = $2; gsub(/[\[\]:]/, "", r); split(r, ab, "\\.\\.");
+/^ *[0-9]+: \[/ { r = $2; gsub(/[^0-9.]/, "", r); split(r, ab, "\\.\\.");
   if ($3 == "hole") next; f = hex($NF); st = (f % 4096 >= 2048) ? "U" : "D";
   for (b = int(ab[1] / spb); b <= int(ab[2] / spb); b++) state[b] = st }
 END { n = split(allowed, al, " "); bad = 0;

@@ -24,7 +24,7 @@ $XFS_IO -r -c "fiemap -v" "$F" | awk -v lo=2251799813684503 -v spb=8 -v allowed=
 function hex(s,  i, v, c) { v = 0; s = tolower(s); sub(/^0x/, "", s);
   for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
   return v }
-/^ *[0-9]+: \[/ { r = $2; gsub(/[\[\]:]/, "", r); split(r, ab, "\\.\\.");
+/^ *[0-9]+: \[/ { r = $2; gsub(/[^0-9.]/, "", r); split(r, ab, "\\.\\.");
   if ($3 == "hole") next; f = hex($NF); st = (f % 4096 >= 2048) ? "U" : "D";
   for (b = int(ab[1] / spb); b <= int(ab[2] / spb); b++) state[b] = st }
 END { n = split(allowed, al, " "); bad = 0;
