@@ -5,10 +5,11 @@
 #   1. install missing Debian packages (scripts/deps.sh)
 #   2. build and run the cmocka suites under ctest, plain (Release)
 #   3. the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#   4. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
+#   4. every libFuzzer harness for a bounded time (scripts/fuzz, clang)
+#   5. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
 #      QEMU and run the in-guest tests (vm/test-guest)
-#   5. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
-#   6. the cheapest mutants of the mutation campaign, end to end
+#   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
+#   7. the cheapest mutants of the mutation campaign, end to end
 #
 # Build products live in $RANGESHIFT_CACHE (default /var/cache/rangeshift),
 # never in the repository.
@@ -22,31 +23,34 @@ stage() { printf '\n==== %s ====\n' "$*"; }
 . scripts/lib.sh
 cache_lock
 
-stage "1/6 Debian packages"
+stage "1/7 Debian packages"
 bash scripts/deps.sh
 
-stage "2/6 build + unit tests (Release)"
+stage "2/7 build + unit tests (Release)"
 cmake_configure "$RANGESHIFT_CACHE/build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$RANGESHIFT_CACHE/build" -j"$jobs"
 ctest --test-dir "$RANGESHIFT_CACHE/build" --output-on-failure --timeout 900 -j"$jobs"
 
-stage "3/6 build + unit tests (ASan + UBSan)"
+stage "3/7 build + unit tests (ASan + UBSan)"
 cmake_configure "$RANGESHIFT_CACHE/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_SANITIZE=ON
 cmake --build "$RANGESHIFT_CACHE/build-asan" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir "$RANGESHIFT_CACHE/build-asan" --output-on-failure --timeout 1800 -j"$jobs"
 
-stage "4/6 kernel patches, kernel build, in-guest tests (QEMU)"
+stage "4/7 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
+scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}"
+
+stage "5/7 kernel patches, kernel build, in-guest tests (QEMU)"
 kernel-patches/check-series
 vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
 
-stage "5/6 difftest in QEMU: ext4, XFS, fusefs (CI size)"
+stage "6/7 difftest in QEMU: ext4, XFS, fusefs (CI size)"
 out=$RANGESHIFT_CACHE/ci/difftest
 rm -rf "$out"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 
-stage "6/6 mutation campaign, the cheapest mutants (CI size)"
+stage "7/7 mutation campaign, the cheapest mutants (CI size)"
 kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
 	--out "$RANGESHIFT_CACHE/ci/campaign" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
 

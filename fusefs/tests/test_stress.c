@@ -305,8 +305,20 @@ static int doomed_client(int i, void *arg)
 	while (now_ms() < deadline) {
 		errno = 0;
 		err = one_op(fd, &s, &seed);
-		if (err)
-			return dead_errno(errno) ? 0 : err;
+		if (err && dead_errno(errno))
+			return 0;
+		if (err) {
+			/* An op the server's death cut short (a pwrite the
+			 * kernel split into several requests returns the bytes
+			 * written before it, with no errno) is not itself an
+			 * error: the next op must then fail as a dead server's. */
+			char c = 0;
+
+			errno = 0;
+			if (pwrite(fd, &c, 1, 0) < 0 && dead_errno(errno))
+				return 0;
+			return err;
+		}
 	}
 	return 2;	/* never saw the server die */
 }

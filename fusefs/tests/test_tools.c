@@ -189,7 +189,7 @@ static void test_other_fs_untouched(void **state)
 
 /* The seed xfstests generic/039-043 with the real xfs_io under the preload
  * library, compared with their golden outputs by vm/guest/seeds.sh (the vm
- * helper's reconstruction of common/punch, reused rather than duplicated).
+ * guest test's reconstruction of common/punch, reused rather than duplicated).
  * LD_PRELOAD applies to the script's whole process tree; the library only
  * acts on calls the kernel refused on a rangeshift-fusefs file. */
 static void test_seeds(void **state)
