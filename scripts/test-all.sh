@@ -38,7 +38,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir "$RANGESHIFT_CACHE/build-asan" --output-on-failure --timeout 1800 -j"$jobs"
 
 stage "4/7 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
-scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}"
+scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}" --seed "${RS_CI_FUZZ_SEED:-1}"
 
 stage "5/7 kernel patches, kernel build, in-guest tests (QEMU)"
 kernel-patches/check-series

@@ -163,6 +163,13 @@ static int64_t fetch_extents(const struct rmcmd_session *s, int64_t start,
 		free(phys);
 		return n;
 	}
+	/* The model keeps offsets in int64_t, so the block that ends at 2^63
+	 * (reachable where s_maxbytes is 2^63-1, as XFS's) ends one byte
+	 * short, at INT64_MAX.  The kernel reports that block whole: print
+	 * it so, in the unsigned arithmetic xfs_io uses. */
+	for (int64_t i = 0; i < n; i++)
+		if (ext[i].length > 0 && ext[i].logical + ext[i].length == INT64_MAX)
+			ext[i].length++;
 	/* The model has no disk: lay the reported extents out back to back
 	 * from disk byte 0, so the BLOCK-RANGE column stays as narrow as on
 	 * a small real file system (its width decides the table's padding). */
@@ -210,7 +217,7 @@ int rmcmd_exec_fiemap(struct rmcmd_session *s, const struct rmcmd *cmd)
 	for (int64_t i = 0; i < n; i++) {
 		cur += print_extent(s->out, &w, &ext[i], phys[i], verbose,
 				    lflag, cur, max, last_logical);
-		last_logical = (uint64_t)(ext[i].logical + ext[i].length);
+		last_logical = (uint64_t)ext[i].logical + (uint64_t)ext[i].length;
 		if (ext[i].flags & RM_FIEMAP_LAST)
 			break;
 		if (last_logical >= range_end)
