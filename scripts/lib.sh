@@ -18,10 +18,10 @@ cmake_configure() {
 
 # cache_lock: one run per cache directory at a time.  Every checkout shares
 # $RANGESHIFT_CACHE/build: a second clone's cmake_configure wipes the first
-# one's build tree mid-run (a CI run once failed in stage 2 so).  The
-# flock is held by a helper process, not by this shell: a descriptor of the
+# one's build tree mid-run.  The
+# flock is held by a child process, not by this shell: a descriptor of the
 # shell would be inherited by every child (ctest, QEMU, a FUSE daemon a test
-# leaves behind) and keep the lock after the run.  The helper lets go when
+# leaves behind) and keep the lock after the run.  That process lets go when
 # this script's process ($$, kept across exec) is gone, checked every 2 s.
 # A second run waits up to RS_LOCK_WAIT seconds (5400), then stops with
 # what to do.

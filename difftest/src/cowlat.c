@@ -51,7 +51,7 @@ void dt_cowlat_reset(struct dt_cowlat *c)
 /* x rounded up to a multiple of a (saturating at INT64_MAX) */
 static int64_t up(int64_t x, int64_t a)
 {
-	return x % a ? dt_sat_add(x, a - x % a) : x;
+	return x % a ? rm_sat_add(x, a - x % a) : x;
 }
 
 /* Add [a, b), keeping the spans sorted, disjoint and merged. */
@@ -121,8 +121,8 @@ static int sp_edit(struct dt_spans *p, int64_t a, int64_t b, int64_t from, int64
 				np++;
 				ps = from;
 			}
-			int rc = sp_add(&q, ps >= from ? dt_sat_add(ps, delta) : ps,
-					ps >= from ? dt_sat_add(pe, delta) : pe);
+			int rc = sp_add(&q, ps >= from ? rm_sat_add(ps, delta) : ps,
+					ps >= from ? rm_sat_add(pe, delta) : pe);
 			if (rc) {
 				free(q.v);
 				return rc;
@@ -161,8 +161,8 @@ int dt_cowlat_reflink(struct dt_cowlat *dst, struct dt_cowlat *src, int64_t bs,
 		return 0;
 	int64_t l = up(len, bs);
 	dst->reflinked = src->reflinked = 1;
-	int rc = sp_add(&dst->sh, doff, dt_sat_add(doff, l));
-	return rc ? rc : sp_add(&src->sh, soff, dt_sat_add(soff, l));
+	int rc = sp_add(&dst->sh, doff, rm_sat_add(doff, l));
+	return rc ? rc : sp_add(&src->sh, soff, rm_sat_add(soff, l));
 }
 
 /* The first block of op and the end of its range (its offset when it has
@@ -174,7 +174,7 @@ static int64_t op_start(const struct dt_op *op, int64_t bs)
 
 static int64_t op_end(const struct dt_op *op)
 {
-	return op->len > 0 ? dt_sat_add(op->off, op->len) : op->off;
+	return op->len > 0 ? rm_sat_add(op->off, op->len) : op->off;
 }
 
 /* An op that may write or zero blocks (DT_FMODE: any other mode word):
@@ -216,7 +216,7 @@ int dt_cow_truncate(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 
 	if (m < 0)
 		return 0;
-	if ((rc = stage(c, bs, m - m % bs, dt_sat_add(m - m % bs, bs))))
+	if ((rc = stage(c, bs, m - m % bs, rm_sat_add(m - m % bs, bs))))
 		return rc;
 	if (new_size < old_size) {
 		sp_cut_from(&c->st, up(new_size, bs));
@@ -238,8 +238,8 @@ int dt_cow_shift(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,
 	sp_cut_from(&c->st, a >= bs ? a - bs : 0);
 	if (dt_opdesc_of(op->kind)->shift > 0)
 		return sp_edit(&c->sh, 0, 0, op->off, op->len);
-	return sp_edit(&c->sh, op->off, dt_sat_add(op->off, op->len),
-		       dt_sat_add(op->off, op->len), -op->len);
+	return sp_edit(&c->sh, op->off, rm_sat_add(op->off, op->len),
+		       rm_sat_add(op->off, op->len), -op->len);
 }
 
 int dt_cowlat_op(struct dt_cowlat *c, const struct dt_op *op, int64_t bs,

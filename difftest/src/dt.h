@@ -26,6 +26,9 @@
 #include <sys/types.h>
 
 #include "refmodel.h"
+/* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
+ * every "x + small" on them saturates (rm_sat_add) instead of overflowing. */
+#include "rm_arith.h"
 
 #define DT_MAXFILES	16
 #define DT_MAX_IO	(1 << 20)	/* largest pwrite/pread/mmap buffer */
@@ -71,13 +74,6 @@ static inline int64_t dt_mapped_len(int64_t off, int64_t len, int64_t size)
  * grep dmesg for them. */
 #define DT_CRASH_LINES "BUG:|kernel BUG at|Oops|WARNING:|general protection"
 
-/* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
- * every "x + small" on them saturates instead of overflowing. */
-static inline int64_t dt_sat_add(int64_t a, int64_t b)
-{
-	int64_t r;
-	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
-}
 
 /* op.c */
 const char *dt_kind_name(int kind);		/* short name, also JSON key */

@@ -143,7 +143,7 @@ static unsigned real_state_at(const struct rm_extent *e, int64_t n, int64_t pos,
 {
 	for (int64_t j = 0; j < n; j++) {
 		int64_t a = e[j].logical & ~(bs - 1);
-		int64_t b = dt_sat_add(dt_sat_add(e[j].logical, e[j].length), bs - 1) & ~(bs - 1);
+		int64_t b = rm_sat_add(rm_sat_add(e[j].logical, e[j].length), bs - 1) & ~(bs - 1);
 		if (pos >= a && pos < b)
 			return (e[j].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
 	}
@@ -164,8 +164,8 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 		lo = 0;
 	lo &= ~(bs - 1);
 	if (hi < lo || hi - lo > 512 * bs)
-		hi = dt_sat_add(lo, 512 * bs);
-	hi = dt_sat_add(hi, bs - 1) & ~(bs - 1);
+		hi = rm_sat_add(lo, 512 * bs);
+	hi = rm_sat_add(hi, bs - 1) & ~(bs - 1);
 #define PUT(...) do { \
 	int k_ = snprintf(out + len, cap - len, __VA_ARGS__); \
 	if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1; \
@@ -179,8 +179,8 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 	    "-byte block (D data, U unwritten, . hole, ? model allows several;\n"
 	    "the model's allowed set is listed under each '^'); size %" PRId64 "\n",
 	    i, lo, hi, bs, rm_size(s->model[i]));
-	for (int64_t row = lo; row < hi; row = dt_sat_add(row, 64 * bs)) {
-		int64_t rend = dt_sat_add(row, 64 * bs) < hi ? row + 64 * bs : hi;
+	for (int64_t row = lo; row < hi; row = rm_sat_add(row, 64 * bs)) {
+		int64_t rend = rm_sat_add(row, 64 * bs) < hi ? row + 64 * bs : hi;
 		char exp[80], act[80], mark[80];
 		int n = 0, bad = 0;
 		size_t r = 0;
@@ -225,13 +225,13 @@ static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e
 {
 	unsigned st;
 
-	while (*e < ne && dt_sat_add(ext[*e].logical, ext[*e].length) <= p)
+	while (*e < ne && rm_sat_add(ext[*e].logical, ext[*e].length) <= p)
 		(*e)++;
 	if (*e < ne && (ext[*e].logical & ~(bs - 1)) <= p) {
 		st = (ext[*e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
 		/* whole blocks: an extent ending mid-block (a byte-exact map
 		 * clipped at EOF) covers its last block */
-		*q = dt_sat_add(dt_sat_add(ext[*e].logical, ext[*e].length), bs - 1) & ~(bs - 1);
+		*q = rm_sat_add(rm_sat_add(ext[*e].logical, ext[*e].length), bs - 1) & ~(bs - 1);
 	} else {
 		st = RM_HOLE;
 		*q = *e < ne ? (ext[*e].logical & ~(bs - 1)) : end;
@@ -239,7 +239,7 @@ static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e
 	if (*q > end)
 		*q = end;
 	if (*q <= p)
-		*q = dt_sat_add(p, bs);
+		*q = rm_sat_add(p, bs);
 	return st;
 }
 
@@ -266,7 +266,7 @@ static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
 			d->map_lo = p;
 			d->map_hi = q;
 			int64_t wlo = p - 16 * bs > 0 ? p - 16 * bs : 0;
-			d->picture = dt_map_picture(x, i, wlo, dt_sat_add(q, 16 * bs));
+			d->picture = dt_map_picture(x, i, wlo, rm_sat_add(q, 16 * bs));
 			return DV_MAP;
 		}
 	}
@@ -293,7 +293,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 	int64_t mend = rm_map_end(m);
 	if (rm_size(m) > mend)
 		mend = rm_size(m);
-	if (hi > dt_sat_add(mend, bs) || whole)
+	if (hi > rm_sat_add(mend, bs) || whole)
 		hi = INT64_MAX;	/* FIEMAP past the model's end: anything there is extra */
 	/* fiemap_prep() clips every request to s_maxbytes: nothing beyond it
 	 * can be observed (nor compared) */
@@ -316,7 +316,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 	if (hi == INT64_MAX) {
 		hi = mend;
 		if (ne > 0) {
-			int64_t rend = dt_sat_add(x->ext[ne - 1].logical, x->ext[ne - 1].length);
+			int64_t rend = rm_sat_add(x->ext[ne - 1].logical, x->ext[ne - 1].length);
 			if (rend > hi)
 				hi = rend;
 		}
@@ -324,7 +324,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 	if (hi > maxb - bs + 1)
 		hi = maxb;
 	else
-		hi = dt_sat_add(hi, bs - 1) & ~(bs - 1);
+		hi = rm_sat_add(hi, bs - 1) & ~(bs - 1);
 	if (whole && ne > x->max_extents)
 		x->max_extents = ne;
 	if (hi <= lo)
@@ -341,7 +341,7 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 
 /* Comparing and filling with plain 64-bit words, 64 bytes per step.
  * Under QEMU TCG (the guest runs with -cpu max) glibc picks its AVX2
- * memcmp/memset, and TCG emulates each vector instruction through a helper
+ * memcmp/memset, and TCG emulates each vector instruction through a C function
  * call while it translates scalar loads, stores and ALU ops inline.
  * Measured in the guest: memcmp 0.94 ms/MiB, memset 1.7 ms/MiB, an
  * unrolled word loop 0.16 ms/MiB.  (Natively these are a few times slower
@@ -568,7 +568,7 @@ static int read_add(struct dt_exec *x, int i, struct reads *rd, int64_t a, int64
 
 	if (a < 0)
 		return DV_NONE;
-	if (rd->lo >= 0 && a <= dt_sat_add(rd->hi, 4 * bs)) {
+	if (rd->lo >= 0 && a <= rm_sat_add(rd->hi, 4 * bs)) {
 		if (b > rd->hi)
 			rd->hi = b;
 		return DV_NONE;
@@ -593,11 +593,11 @@ static int read_whole(const struct dt_exec *x, const struct rm_run *r, int64_t p
 		*q = end;
 		return r->state == RM_DATA || (r->may & RM_DATA);
 	}
-	while (*e < nw && dt_sat_add(x->ext[*e].logical, x->ext[*e].length) <= p)
+	while (*e < nw && rm_sat_add(x->ext[*e].logical, x->ext[*e].length) <= p)
 		(*e)++;
 	int64_t ea = *e < nw ? x->ext[*e].logical & ~(bs - 1) : end;
 	int full = ea <= p;
-	*q = full ? dt_sat_add(dt_sat_add(x->ext[*e].logical, x->ext[*e].length),
+	*q = full ? rm_sat_add(rm_sat_add(x->ext[*e].logical, x->ext[*e].length),
 			       bs - 1) & ~(bs - 1) : ea;
 	if (*q > end || *q <= p)
 		*q = end;
@@ -630,7 +630,7 @@ static int data_sweep(struct dt_exec *x, int i, const struct rm_run *runs, size_
 			int full = read_whole(x, &runs[r], p, nw, &e, bs, &q);
 			/* what to read: all of [p, q), or (zeros on both
 			 * sides) its first and last block */
-			if ((rc = read_add(x, i, &rd, p, full ? q : dt_sat_add(p, bs), bs, opno, d)) ||
+			if ((rc = read_add(x, i, &rd, p, full ? q : rm_sat_add(p, bs), bs, opno, d)) ||
 			    (rc = read_add(x, i, &rd, full || q - p <= bs ? -1 : q - bs, q, bs,
 					   opno, d)))
 				return rc;
@@ -754,7 +754,7 @@ static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
 	if ((rc = check_size(x, i, op, opno, d)) ||
 	    (rc = map_after(x, i, off, off + mr, op, opno, d)))
 		return rc;
-	return data_check(x, i, off & ~(bs - 1), dt_sat_add(off + mr, bs), x->o.write_check_max,
+	return data_check(x, i, off & ~(bs - 1), rm_sat_add(off + mr, bs), x->o.write_check_max,
 			  op, opno, d);
 }
 
@@ -861,7 +861,7 @@ int dt_x_truncate(struct dt_exec *x, const struct dt_op *op, uint64_t opno, stru
 	    (rc = map_after(x, i, lo, INT64_MAX, op, opno, d)))
 		return rc;
 	/* the partial block at the new/old EOF must read as zeros past it */
-	return data_range(x, i, (lo & ~(bs - 1)) - bs, dt_sat_add(lo, bs), op, opno, d);
+	return data_range(x, i, (lo & ~(bs - 1)) - bs, rm_sat_add(lo, bs), op, opno, d);
 }
 
 /* After a successful fallocate that shifted nothing: the partial blocks
@@ -874,11 +874,11 @@ static int falloc_edges(struct dt_exec *x, const struct dt_op *op, int64_t end,
 	int i = op->file, rc;
 	int64_t bs = rm_blocksize(x->s->model[i]), a = op->off & ~(bs - 1);
 
-	if ((rc = data_range(x, i, a, dt_sat_add(a, 2 * bs), op, opno, d)))
+	if ((rc = data_range(x, i, a, rm_sat_add(a, 2 * bs), op, opno, d)))
 		return rc;
-	if (end == INT64_MAX || end <= dt_sat_add(op->off, 2 * bs))
+	if (end == INT64_MAX || end <= rm_sat_add(op->off, 2 * bs))
 		return DV_NONE;
-	return data_range(x, i, (end & ~(bs - 1)) - bs, dt_sat_add(end & ~(bs - 1), bs), op, opno, d);
+	return data_range(x, i, (end & ~(bs - 1)) - bs, rm_sat_add(end & ~(bs - 1), bs), op, opno, d);
 }
 
 int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -1027,8 +1027,8 @@ int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 		return rc;
 	/* len 0 clones to the source EOF: the range ends at most at the new
 	 * size rounded up to a block */
-	int64_t end = len ? dt_sat_add(dt_sat_add(off, len), bs - 1) & ~(bs - 1)
-			  : dt_sat_add(rm_size(m), bs);
+	int64_t end = len ? rm_sat_add(rm_sat_add(off, len), bs - 1) & ~(bs - 1)
+			  : rm_sat_add(rm_size(m), bs);
 	if ((rc = map_after(x, i, off, end, op, opno, d)))
 		return rc;
 	return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);

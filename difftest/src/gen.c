@@ -417,7 +417,7 @@ static int64_t limit_value(struct dt_gen *g)
 	case 8: return -bs;
 	case 9: return ((int64_t)1 << 32) - (int64_t)rnd(g, 2) * bs;
 	case 10: return ((int64_t)1 << 31);
-	default: return dt_sat_add(mb, bs);
+	default: return rm_sat_add(mb, bs);
 	}
 }
 
@@ -431,7 +431,7 @@ static int64_t pick_off(struct dt_gen *g, const struct rm_file *f, int64_t size)
 	if (g->locality && g->nrecent[cf] && rnd(g, 100) < g->locality) {
 		int64_t o = g->recent[cf][rnd(g, g->nrecent[cf])];
 		switch (rnd(g, 4)) {
-		case 0: o = dt_sat_add(o, bs); break;
+		case 0: o = rm_sat_add(o, bs); break;
 		case 1: o -= bs; break;
 		default: break;
 		}
@@ -443,15 +443,15 @@ static int64_t pick_off(struct dt_gen *g, const struct rm_file *f, int64_t size)
 		return (int64_t)rnd(g, (uint64_t)(span / bs) + 1) * bs;
 	case 30 ... 44: {	/* around EOF */
 		int64_t d = (int64_t)rnd(g, 3) * bs + (chance(g, 30) ? (int64_t)rnd(g, 9) - 4 : 0);
-		int64_t o = chance(g, 50) ? dt_sat_add(size, d) : size - d;
+		int64_t o = chance(g, 50) ? rm_sat_add(size, d) : size - d;
 		return o < 0 ? 0 : o;
 	}
 	case 45 ... 64: {	/* an existing extent boundary, +- a little */
 		int64_t o = extent_boundary(g, f);
 		if (chance(g, 20))
-			o = dt_sat_add(o, chance(g, 50) ? bs : -bs);
+			o = rm_sat_add(o, chance(g, 50) ? bs : -bs);
 		if (chance(g, 10))
-			o = dt_sat_add(o, (int64_t)rnd(g, 3) - 1);
+			o = rm_sat_add(o, (int64_t)rnd(g, 3) - 1);
 		return o < 0 ? 0 : o;
 	}
 	case 65 ... 84:	/* anywhere, unaligned */
@@ -598,7 +598,7 @@ void dt_gen_truncate(struct dt_genctx *c, struct dt_op *op)
 	if (c->frag) {
 		/* a fragmenter's general ops must not throw its tree away:
 		 * move EOF by a few blocks at most */
-		op->off = dt_sat_add(c->size & ~(bs - 1), ((int64_t)rnd(g, 5) - 2) * bs);
+		op->off = rm_sat_add(c->size & ~(bs - 1), ((int64_t)rnd(g, 5) - 2) * bs);
 		if (op->off < 0)
 			op->off = 0;
 		return;
@@ -606,7 +606,7 @@ void dt_gen_truncate(struct dt_genctx *c, struct dt_op *op)
 	switch (rnd(g, 10)) {
 	case 0: op->off = 0; break;
 	case 1: op->off = limit_value(g); break;
-	case 2 ... 4: op->off = dt_sat_add(extent_boundary(g, c->f), (int64_t)rnd(g, 3) - 1); break;
+	case 2 ... 4: op->off = rm_sat_add(extent_boundary(g, c->f), (int64_t)rnd(g, 3) - 1); break;
 	default: op->off = pick_off(g, c->f, c->size);
 	}
 }
@@ -628,7 +628,7 @@ void dt_gen_shift(struct dt_genctx *c, struct dt_op *op)
 			room = 1;
 		op->len = (1 + (int64_t)rnd(g, (uint64_t)(room < 64 ? room : 64))) * bs;
 		if (sh > 0 && chance(g, 3))
-			op->len = dt_sat_add(g->maxbytes - size, (int64_t)rnd(g, 3) * bs - bs) & ~(bs - 1);
+			op->len = rm_sat_add(g->maxbytes - size, (int64_t)rnd(g, 3) * bs - bs) & ~(bs - 1);
 		return;
 	}
 	op->off = pick_off(g, c->f, size);
@@ -804,7 +804,7 @@ static void frag_limits(struct dt_genctx *c, int k, struct dt_op *op)
 	if (op->off >= 0 && op->off < size && op->len > 16 * bs && (fl & DT_OPF_TOUCH))
 		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
 	if ((fl & DT_OPF_GROW) && op->off >= 0 && op->len > 0 && op->off < g->maxbytes &&
-	    dt_sat_add(op->off, op->len) > 2 * (size > g->frag_span ? size : g->frag_span)) {
+	    rm_sat_add(op->off, op->len) > 2 * (size > g->frag_span ? size : g->frag_span)) {
 		op->off = (int64_t)rnd(g, (uint64_t)(size / bs) + 1) * bs;
 		if (op->len > 16 * bs)
 			op->len = (1 + (int64_t)rnd(g, 4)) * bs;
@@ -842,7 +842,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 	    op->off < 0 || op->off >= g->maxbytes)
 		return;
 	int f = op->file;
-	int64_t v[2] = { op->off, op->len > 0 ? dt_sat_add(op->off, op->len) : -1 };
+	int64_t v[2] = { op->off, op->len > 0 ? rm_sat_add(op->off, op->len) : -1 };
 	for (int k = 0; k < 2; k++) {
 		if (v[k] < 0 || v[k] >= g->maxbytes)
 			continue;

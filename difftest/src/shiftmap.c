@@ -75,7 +75,7 @@ static int64_t at(const struct dt_smap *m, int64_t y)
 	if (y < 0)
 		return y;	/* errno checks with negative offsets stay as they are */
 	const struct seg *s = &m->v[find(m, y)];
-	int64_t r = s->flat ? s->c : dt_sat_add(s->c, y - s->o);
+	int64_t r = s->flat ? s->c : rm_sat_add(s->c, y - s->o);
 	/* a kept collapse that kept its length over a dropped hole can map
 	 * below 0: an offset never turns negative (that is an errno check
 	 * of another kind: mutant 03's shrink slipped to `mread -315392`) */
@@ -91,7 +91,7 @@ static int64_t at_end(const struct dt_smap *m, int64_t e)
 	if (e <= 0)
 		return e;
 	const struct seg *s = &m->v[find(m, e - 1)];
-	int64_t r = s->flat ? s->c : dt_sat_add(dt_sat_add(s->c, e - 1 - s->o), 1);
+	int64_t r = s->flat ? s->c : rm_sat_add(rm_sat_add(s->c, e - 1 - s->o), 1);
 	return r < 0 ? 0 : r;
 }
 
@@ -110,10 +110,10 @@ static int tail(struct dt_smap *dst, const struct dt_smap *src, int64_t a, int64
 {
 	size_t i = find(src, a);
 	const struct seg *s = &src->v[i];
-	if (push(dst, dt_sat_add(a, d), dt_sat_add(s->flat ? s->c : at(src, a), k), s->flat))
+	if (push(dst, rm_sat_add(a, d), rm_sat_add(s->flat ? s->c : at(src, a), k), s->flat))
 		return -ENOMEM;
 	for (i++; i < src->n; i++)
-		if (push(dst, dt_sat_add(src->v[i].o, d), dt_sat_add(src->v[i].c, k), src->v[i].flat))
+		if (push(dst, rm_sat_add(src->v[i].o, d), rm_sat_add(src->v[i].c, k), src->v[i].flat))
 			return -ENOMEM;
 	return 0;
 }

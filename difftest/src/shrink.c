@@ -49,7 +49,7 @@ static void div_picture(struct dt_exec *x, struct dt_div *d)
 	if (at < 0 || at > ((int64_t)1 << 50))
 		at = 0;
 	at &= ~(bs - 1);
-	d->picture = dt_map_picture(x, d->file, at > 32 * bs ? at - 32 * bs : 0, dt_sat_add(at, 96 * bs));
+	d->picture = dt_map_picture(x, d->file, at > 32 * bs ? at - 32 * bs : 0, rm_sat_add(at, 96 * bs));
 }
 
 /* shifted (or NULL): shifted[j] = 1 when op j is an insert or collapse

@@ -1053,7 +1053,7 @@ static int64_t rs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 				return -ENOMEM;
 		if (rf->count < RS_FIEMAP_MAX || (rf->ext[rf->count - 1].flags & RS_FIEMAP_LAST))
 			return n;
-		pos = dt_sat_add(rf->ext[rf->count - 1].logical, rf->ext[rf->count - 1].length);
+		pos = rm_sat_add(rf->ext[rf->count - 1].logical, rf->ext[rf->count - 1].length);
 		if (pos >= end)
 			return n;
 	}

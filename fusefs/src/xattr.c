@@ -235,7 +235,11 @@ int xattr_get(struct node *n, const char *name, void *buf, size_t size,
 	return copy_out(x->value, x->size, buf, size, len);
 }
 
-void rs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* The reply of getxattr(2) and listxattr(2): a size probe (size 0) gets the
+ * length, else the bytes.  xattr_get() (or xattr_list() when @name is
+ * NULL) runs under n->lock. */
+static void reply_xattr_bytes(fuse_req_t req, fuse_ino_t ino, const char *name,
+			      size_t size)
 {
 	struct node *n = N(req, ino);
 	char *buf = size ? malloc(size) : NULL;
@@ -247,7 +251,7 @@ void rs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		return;
 	}
 	pthread_mutex_lock(&n->lock);
-	err = xattr_get(n, name, buf, size, &len);
+	err = name ? xattr_get(n, name, buf, size, &len) : xattr_list(n, buf, size, &len);
 	pthread_mutex_unlock(&n->lock);
 	if (err)
 		fuse_reply_err(req, -err);
@@ -256,6 +260,11 @@ void rs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	else
 		fuse_reply_buf(req, buf, len);
 	free(buf);
+}
+
+void rs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	reply_xattr_bytes(req, ino, name, size);
 }
 
 /* listxattr(2) on n (n->lock held), as xattr_get(); the virtual map
@@ -282,25 +291,7 @@ int xattr_list(struct node *n, char *buf, size_t size, size_t *len)
 
 void rs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct node *n = N(req, ino);
-	char *buf = size ? malloc(size) : NULL;
-	size_t len;
-	int err;
-
-	if (size && !buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_mutex_lock(&n->lock);
-	err = xattr_list(n, buf, size, &len);
-	pthread_mutex_unlock(&n->lock);
-	if (err)
-		fuse_reply_err(req, -err);
-	else if (size == 0)
-		fuse_reply_xattr(req, len);
-	else
-		fuse_reply_buf(req, buf, len);
-	free(buf);
+	reply_xattr_bytes(req, ino, NULL, size);
 }
 
 /* removexattr(2) on n (n->lock held); 0 or -errno. */

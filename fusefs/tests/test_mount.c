@@ -36,7 +36,7 @@
 
 static struct mnt the_mnt;
 
-/* ------------------------------------------------------------ helpers */
+/* ---------------------------------------------- shared test functions */
 
 static int mount_default(void **state)
 {

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../tests/pair.h"
+#include "rm_arith.h"
 
 #define MAX_OPS 48
 #define OP_BYTES 12
@@ -51,15 +52,6 @@ static uint8_t byte(struct in *in)
 	return b;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
 /* A value near something interesting, from a selector and an 8-bit
  * multiplier and a signed 8-bit delta. */
 static int64_t decode_num(const struct pair *p, uint8_t sel, uint8_t m, int8_t d)
@@ -71,10 +63,10 @@ static int64_t decode_num(const struct pair *p, uint8_t sel, uint8_t m, int8_t d
 	case 0: x = m; break;
 	case 1: x = (int64_t)m * bs; break;
 	case 2: x = (int64_t)m * bs + d; break;
-	case 3: x = sat_add(p->f.size, d); break;
-	case 4: x = sat_add(p->f.size, (int64_t)(int8_t)m * bs); break;
-	case 5: x = sat_add(mb, (int64_t)(int8_t)m * bs + d); break;
-	case 6: x = sat_add(INT64_MAX, -(int64_t)m); break;
+	case 3: x = rm_sat_add(p->f.size, d); break;
+	case 4: x = rm_sat_add(p->f.size, (int64_t)(int8_t)m * bs); break;
+	case 5: x = rm_sat_add(mb, (int64_t)(int8_t)m * bs + d); break;
+	case 6: x = rm_sat_add(INT64_MAX, -(int64_t)m); break;
 	case 7: x = -(int64_t)m - 1; break;
 	case 8: x = (int64_t)((uint64_t)m << (d & 63)); break;
 	case 9: x = ((int64_t)1 << 32) * bs - (int64_t)m * bs + d; break;	/* ext4 2^32 blocks */

@@ -1,9 +1,9 @@
-/* rm_vec.h - the one grow-by-doubling helper for rangeshift's arrays.
+/* rm_vec.h - the one grow-by-doubling function for rangeshift's arrays.
  *
  * Every growable array in the project (extent lists, op logs, directory
  * entries, report buffers) grows the same way: when it is full, its
  * capacity doubles (from a first capacity the caller picks), with the
- * size arithmetic checked, so one helper replaces the hand-written
+ * size arithmetic checked, so one function replaces the hand-written
  * realloc loops.  On failure nothing changes and -ENOMEM (or -EOVERFLOW
  * when the byte count would not fit in size_t) comes back, kernel-style.
  *

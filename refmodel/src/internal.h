@@ -138,7 +138,7 @@ int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x);
 int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b);
 int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k);
 void rop_close(struct rm_file *f, struct rop *x);
-/* vec helpers: positions are absolute byte offsets; x->a is the vec base */
+/* vec functions: positions are absolute byte offsets; x->a is the vec base */
 size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos);
 void v_cut2(struct rm_file *f, const struct rop *x, int64_t s, int64_t e,
 	    size_t *i, size_t *j);

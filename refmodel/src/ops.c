@@ -60,7 +60,7 @@
 #define PAGE_SZ 4096
 #define XFS_ALLOCSIZE 65536	/* default m_allocsize_blocks * blocksize */
 
-/* ---------- small helpers ---------- */
+/* ---------- small functions ---------- */
 
 static int64_t sat_add(int64_t a, int64_t b)
 {

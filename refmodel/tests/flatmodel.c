@@ -86,7 +86,7 @@ void fm_free(struct fm_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* ---- array helpers -------------------------------------------------- */
+/* ---- array functions ------------------------------------------------ */
 
 static unsigned st_at(const struct fm_file *f, int64_t i)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rmtest.h - helpers the refmodel test suites share (include after
+ * rmtest.h - checks the refmodel test suites share (include after
  * <cmocka.h> and "refmodel.h"): the model's own integrity check as an
  * assertion, and a file's run map (rm_walk) as a string that asserts can
  * compare.

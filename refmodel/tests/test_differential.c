@@ -36,6 +36,7 @@
 #include <xxhash.h>
 
 #include "pair.h"
+#include "rm_arith.h"
 
 #define KEEP	RM_FALLOC_FL_KEEP_SIZE
 #define PUNCH	RM_FALLOC_FL_PUNCH_HOLE
@@ -322,15 +323,6 @@ static int64_t gen_len(struct gen *G, struct pair *p, int64_t off, int aligned)
 	return x;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
 /* Offsets and lengths no file system accepts, or only at the limits. */
 static void gen_invalid(struct gen *G, struct pair *p, int64_t *off, int64_t *len)
 {
@@ -344,8 +336,8 @@ static void gen_invalid(struct gen *G, struct pair *p, int64_t *off, int64_t *le
 	case 4: *off = INT64_MAX - rbelow(r, 3); *len = 1 + rbelow(r, 5000); break;
 	case 5: *len = INT64_MAX - rbelow(r, 2); break;
 	case 6: *off = mb - rbelow(r, 2); *len = 1 + rbelow(r, 2 * G->bs); break;
-	case 7: *off = p->f.size; *len = sat_add(mb - p->f.size, 1 + rbelow(r, 2)); break;
-	default: *off = sat_add(mb, rbelow(r, 3) - 1); break;
+	case 7: *off = p->f.size; *len = rm_sat_add(mb - p->f.size, 1 + rbelow(r, 2)); break;
+	default: *off = rm_sat_add(mb, rbelow(r, 3) - 1); break;
 	}
 }
 
@@ -387,7 +379,7 @@ static void gen_op(struct gen *G, struct pair *p, struct op *o)
 			o->kind = OP_TRUNC;
 			o->len = rpct(r, 30) ? p->f.size + rbelow(r, 2 * bs) - bs : gen_off(G, p);
 			if (rpct(r, 4))
-				o->len = rpct(r, 50) ? -1 - rbelow(r, 10) : sat_add(G->maxbytes, rbelow(r, 2));
+				o->len = rpct(r, 50) ? -1 - rbelow(r, 10) : rm_sat_add(G->maxbytes, rbelow(r, 2));
 			if (o->len < 0 && rpct(r, 50))
 				o->len = 0;
 		} else if (k < 47) {

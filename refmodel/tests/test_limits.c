@@ -12,7 +12,8 @@
  *     written out independently of src/ (the functions are cited where
  *     each rule is);
  *   - termination: a watchdog (SIGALRM) fails the test when one call runs
- *     for seconds (a loop that never ends near 2^63 was found so);
+ *     for seconds (arithmetic that overflows near 2^63 can
+ *     turn a range loop into one that never ends);
  *   - a refused call changing nothing (size, allocation, extent count, the
  *     map and bytes at both ends of the file), except the one failing call
  *     the kernel lets change the file: ext4 insert range that would shift
@@ -37,6 +38,7 @@
 #include <cmocka.h>
 
 #include "refmodel.h"
+#include "rm_arith.h"
 
 #define KEEP	RM_FALLOC_FL_KEEP_SIZE
 #define PUNCH	RM_FALLOC_FL_PUNCH_HOLE
@@ -79,15 +81,6 @@ static void watch(const char *fmt, ...)
 	vsnprintf(current_call, sizeof(current_call), fmt, ap);
 	va_end(ap);
 	alarm(20);
-}
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
 }
 
 static int64_t sat_sub(int64_t a, int64_t b)
@@ -150,7 +143,7 @@ static void snap_take(const struct rm_file *f, struct snap *s)
 	s->h_head = rm_hash(f, 0, w);
 	s->h_tail = rm_hash(f, tail > w ? tail - w : 0, w);
 	walk_str(f, 0, w, s->map_head, sizeof(s->map_head));
-	walk_str(f, tail > w ? tail - w : 0, sat_add(tail, w), s->map_tail,
+	walk_str(f, tail > w ? tail - w : 0, rm_sat_add(tail, w), s->map_tail,
 		 sizeof(s->map_tail));
 }
 
@@ -365,9 +358,9 @@ static size_t limit_values(const struct rm_file *f, int64_t *v)
 	int64_t e4 = EXT4_BLOCKS * bs;
 	int64_t base[] = {
 		0, 1, bs - 1, bs, bs + 1, 2 * bs, 3 * bs,
-		sz - bs, sz - 1, sz, sat_add(sz, 1), sat_add(sz, bs),
+		sz - bs, sz - 1, sz, rm_sat_add(sz, 1), rm_sat_add(sz, bs),
 		e4 - 2 * bs, e4 - bs, e4 - 1, e4, e4 + bs,
-		mb - 2 * bs, mb - bs, mb - 1, mb, sat_add(mb, 1), sat_add(mb, bs),
+		mb - 2 * bs, mb - bs, mb - 1, mb, rm_sat_add(mb, 1), rm_sat_add(mb, bs),
 		INT64_MAX - bs, INT64_MAX - 1, INT64_MAX,
 		-1, -bs, INT64_MIN,
 	};
@@ -389,7 +382,7 @@ static size_t limit_lengths(const struct rm_file *f, int64_t off, int64_t *v)
 	int64_t bs = rm_blocksize(f), mb = rm_maxbytes(f), sz = rm_size(f);
 	int64_t base[] = {
 		0, 1, bs - 1, bs, bs + 1, 2 * bs,
-		sat_sub(mb, off), sat_add(sat_sub(mb, off), 1), sat_add(sat_sub(mb, off), -bs),
+		sat_sub(mb, off), rm_sat_add(sat_sub(mb, off), 1), rm_sat_add(sat_sub(mb, off), -bs),
 		sat_sub(sz, off), sat_sub(INT64_MAX, off), INT64_MAX,
 		EXT4_BLOCKS * bs, -1, -bs, INT64_MIN,
 	};
@@ -620,8 +613,8 @@ static void sweep(enum rm_profile p)
 				try_lseek(f, offs[i], RM_SEEK_DATA);
 				try_lseek(f, offs[i], RM_SEEK_HOLE);
 				try_truncate(f, offs[i]);
-				try_lseek(f, sat_add(offs[i], -1), RM_SEEK_DATA);
-				try_lseek(f, sat_add(offs[i], -1), RM_SEEK_HOLE);
+				try_lseek(f, rm_sat_add(offs[i], -1), RM_SEEK_DATA);
+				try_lseek(f, rm_sat_add(offs[i], -1), RM_SEEK_HOLE);
 				rm_file_free(f);
 				calls += 5;
 			}

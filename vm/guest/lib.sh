@@ -1,7 +1,7 @@
 #!/bin/sh
-# lib.sh - helpers shared by the in-guest tests (sourced; busybox ash).
+# lib.sh - shell functions shared by the in-guest tests (sourced; busybox ash).
 # The guest /init (vm/init) started rangeshift-fusefs on /mnt/fusefs with the
-# module rs.fuse= chose; these helpers stop/start it and swap fuse.ko so one
+# module rs.fuse= chose; these functions stop/start it and swap fuse.ko so one
 # boot can compare the patched and the pristine FUSE module.
 
 FUSEFS_MNT=/mnt/fusefs
