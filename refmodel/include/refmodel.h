@@ -74,10 +74,19 @@ enum rm_profile {
 #define RM_DATA		0x4u	/* allocated and written (or delalloc): a plain extent */
 #define RM_ANY		(RM_HOLE | RM_UNWRITTEN | RM_DATA)
 
+/* Which kernel's behaviour the model copies where kernels differ (rules
+ * that changed between releases, and the kernel's known errata). */
+enum rm_kernel {
+	RM_KERNEL_6_1 = 0,	/* Debian linux-source-6.1 (the default) */
+	RM_KERNEL_6_12 = 1,	/* Debian linux-source-6.12 */
+};
+
 struct rm_opts {
 	enum rm_profile profile;
 	uint32_t blocksize;	/* power of two, 512..65536; 0 means 4096 */
 	int64_t maxbytes;	/* s_maxbytes; 0 means the profile's own */
+	enum rm_kernel kernel;	/* 0 (RM_KERNEL_6_1) unless set */
+	int strict;		/* 1: intended semantics, no kernel errata */
 };
 
 struct rm_file;
@@ -123,6 +132,8 @@ int64_t rm_size(const struct rm_file *f);
 uint32_t rm_blocksize(const struct rm_file *f);
 enum rm_profile rm_profile_of(const struct rm_file *f);
 int64_t rm_maxbytes(const struct rm_file *f);
+enum rm_kernel rm_kernel_of(const struct rm_file *f);
+int rm_strict(const struct rm_file *f);
 /* Default s_maxbytes of a profile at a block size (ext4_max_size() for ext4,
  * MAX_LFS_FILESIZE for XFS and bytes). */
 int64_t rm_profile_maxbytes(enum rm_profile p, uint32_t blocksize);

@@ -90,6 +90,8 @@ struct rm_file {
 	int64_t bs;		/* block size */
 	int64_t ab;		/* allocation unit for boundaries: bs, or 1 in bytes */
 	int64_t maxbytes;
+	enum rm_kernel kernel;	/* rm_opts.kernel */
+	int strict;		/* rm_opts.strict */
 	int64_t size;
 	struct node *root;
 	uint64_t rng;		/* treap priority generator state */

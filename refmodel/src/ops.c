@@ -346,7 +346,8 @@ int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
 		o.blocksize = 4096;
 	if (o.blocksize < 512 || o.blocksize > 65536 || (o.blocksize & (o.blocksize - 1)))
 		return -EINVAL;
-	if ((unsigned)o.profile > RM_PROFILE_BYTES || o.maxbytes < 0)
+	if ((unsigned)o.profile > RM_PROFILE_BYTES || o.maxbytes < 0 ||
+	    (unsigned)o.kernel > RM_KERNEL_6_12 || (o.strict != 0 && o.strict != 1))
 		return -EINVAL;
 	struct rm_file *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -355,6 +356,8 @@ int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
 	f->bs = o.blocksize;
 	f->ab = o.profile == RM_PROFILE_BYTES ? 1 : o.blocksize;
 	f->maxbytes = o.maxbytes ? o.maxbytes : rm_profile_maxbytes(o.profile, o.blocksize);
+	f->kernel = o.kernel;
+	f->strict = o.strict;
 	f->rng = 0x9E3779B97F4A7C15ULL;	/* fixed seed: deterministic shapes */
 	*out = f;
 	return 0;
@@ -397,6 +400,8 @@ int64_t rm_size(const struct rm_file *f) { return f->size; }
 uint32_t rm_blocksize(const struct rm_file *f) { return (uint32_t)f->bs; }
 enum rm_profile rm_profile_of(const struct rm_file *f) { return f->profile; }
 int64_t rm_maxbytes(const struct rm_file *f) { return f->maxbytes; }
+enum rm_kernel rm_kernel_of(const struct rm_file *f) { return f->kernel; }
+int rm_strict(const struct rm_file *f) { return f->strict; }
 
 /* ---------- pwrite / pread / truncate / fsync ---------- */
 
