@@ -3,8 +3,8 @@
 #
 # Every entry point (scripts/test-all.sh, scripts/main.sh, vm/*) calls this, so
 # a fresh machine needs nothing installed by hand.  Groups: build (library,
-# CLI, tests), fuse (server and mount tests), kernel (building Linux 6.1 from
-# Debian's linux-source-6.1), vm (initramfs contents and QEMU), fuzz (clang
+# CLI, tests), fuse (server and mount tests), kernel (building Linux 6.1 and 6.12 from
+# Debian's linux-source-6.1 and -6.12), vm (initramfs contents and QEMU), fuzz (clang
 # and its libFuzzer runtime, for scripts/fuzz).
 set -euo pipefail
 
@@ -20,7 +20,7 @@ USAGE
 declare -A pkgs=(
 	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev"
 	[fuse]="libfuse3-dev fuse3 xfsprogs e2fsprogs"
-	[kernel]="linux-source-6.1 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
+	[kernel]="linux-source-6.1 linux-source-6.12 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"
 	[fuzz]="clang libclang-rt-14-dev"
 )
