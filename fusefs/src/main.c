@@ -31,7 +31,11 @@
 
 static void rs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fs *fs = userdata;
+
+	/* libfuse's connection options (-o max_write=, splice_read, ...). */
+	if (fs->conn_opts)
+		fuse_apply_conn_info_opts(fs->conn_opts, conn);
 	/* Write-through (ranges.c), kernel-side privilege drop (above). */
 	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV |
 			FUSE_CAP_ATOMIC_O_TRUNC);
@@ -92,6 +96,8 @@ struct conf {
 	char *blocksize;
 	char *size;
 	char *timeout;
+	char *keep_cache;
+	int writeback_cache;
 };
 
 #define RS_OPT(t, p) { t, offsetof(struct conf, p), 0 }
@@ -100,6 +106,8 @@ static const struct fuse_opt rs_opts[] = {
 	RS_OPT("blocksize=%s", blocksize),
 	RS_OPT("size=%s", size),
 	RS_OPT("timeout=%s", timeout),
+	RS_OPT("keep_cache=%s", keep_cache),
+	{ "writeback_cache", offsetof(struct conf, writeback_cache), 1 },
 	FUSE_OPT_END
 };
 
@@ -118,6 +126,12 @@ static void usage(const char *prog)
 	       "    -o size=BYTES              capacity for file data, suffixes k m g t\n"
 	       "                               (default 64g; ENOSPC beyond it)\n"
 	       "    -o timeout=SECONDS         kernel entry/attribute cache timeout (default 1)\n"
+	       "    -o keep_cache=0|1          keep the kernel's cached pages of a file across\n"
+	       "                               open(2) (default 1)\n"
+	       "\n"
+	       "libfuse connection options: max_write=N, max_readahead=N, max_background=N,\n"
+	       "congestion_threshold=N, [no_]async_read, [no_]splice_read, [no_]splice_write,\n"
+	       "[no_]splice_move.  writeback_cache is refused: ranges.c says why.\n"
 	       "\n"
 	       "Insert and collapse range on a stock kernel: run programs with\n"
 	       "LD_PRELOAD=librangeshift-preload.so (fallocate(2) and FS_IOC_FIEMAP are\n"
@@ -193,6 +207,22 @@ static int configure(struct fs *fs, const struct conf *c)
 			return -1;
 		}
 		fs->timeout = t;
+	}
+	fs->keep_cache = true;
+	if (c->keep_cache) {
+		if (strcmp(c->keep_cache, "0") && strcmp(c->keep_cache, "1")) {
+			fprintf(stderr, "rangeshift-fusefs: bad keep_cache '%s' (0 or 1)\n",
+				c->keep_cache);
+			return -1;
+		}
+		fs->keep_cache = c->keep_cache[0] == '1';
+	}
+	if (c->writeback_cache) {
+		/* The kernel would own i_size and could not be told of a
+		 * collapse done through an ioctl (fuse_get_cache_mask()), and a
+		 * write(2) would succeed before the model saw it (no ENOSPC). */
+		fprintf(stderr, "rangeshift-fusefs: writeback_cache is not supported (the ioctls and ENOSPC would be incoherent: see README)\n");
+		return -1;
 	}
 	if (rm_file_new(&fs->opts, &probe) < 0) {
 		fprintf(stderr, "rangeshift-fusefs: the model rejects profile/blocksize\n");
@@ -310,6 +340,9 @@ int main(int argc, char *argv[])
 	if (fuse_opt_parse(&args, &conf, rs_opts, NULL) == -1 ||
 	    configure(&fs, &conf) < 0)
 		goto out_conf;
+	fs.conn_opts = fuse_parse_conn_info_opts(&args);
+	if (!fs.conn_opts)
+		goto out_conf;
 	/* The kernel checks permissions (we keep no credentials logic), and
 	 * /proc/mounts names the file system. */
 	ret = 1;
@@ -323,6 +356,8 @@ out_conf:
 	free(conf.blocksize);
 	free(conf.size);
 	free(conf.timeout);
+	free(conf.keep_cache);
+	free(fs.conn_opts);
 out_args:
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
