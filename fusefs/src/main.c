@@ -33,14 +33,16 @@ static void rs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct fs *fs = userdata;
 
-	/* libfuse's connection options (-o max_write=, splice_read, ...). */
-	if (fs->conn_opts)
-		fuse_apply_conn_info_opts(fs->conn_opts, conn);
-	/* Write-through (ranges.c), kernel-side privilege drop (above). */
-	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV |
-			FUSE_CAP_ATOMIC_O_TRUNC);
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* libfuse's connection options (-o max_write=, splice_read, ...);
+	 * the two that would change semantics are refused by configure(). */
+	if (fs->conn_opts)
+		fuse_apply_conn_info_opts(fs->conn_opts, conn);
+	/* Write-through (ranges.c), kernel-side privilege drop (above),
+	 * O_TRUNC as a separate SETATTR (rs_open() does not truncate). */
+	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV |
+			FUSE_CAP_ATOMIC_O_TRUNC);
 }
 
 static void rs_destroy(void *userdata)
@@ -97,7 +99,7 @@ struct conf {
 	char *size;
 	char *timeout;
 	char *keep_cache;
-	int writeback_cache;
+	int refused;		/* 1 writeback_cache, 2 atomic_o_trunc */
 };
 
 #define RS_OPT(t, p) { t, offsetof(struct conf, p), 0 }
@@ -107,7 +109,8 @@ static const struct fuse_opt rs_opts[] = {
 	RS_OPT("size=%s", size),
 	RS_OPT("timeout=%s", timeout),
 	RS_OPT("keep_cache=%s", keep_cache),
-	{ "writeback_cache", offsetof(struct conf, writeback_cache), 1 },
+	{ "writeback_cache", offsetof(struct conf, refused), 1 },
+	{ "atomic_o_trunc", offsetof(struct conf, refused), 2 },
 	FUSE_OPT_END
 };
 
@@ -130,8 +133,10 @@ static void usage(const char *prog)
 	       "                               open(2) (default 1)\n"
 	       "\n"
 	       "libfuse connection options: max_write=N, max_readahead=N, max_background=N,\n"
-	       "congestion_threshold=N, [no_]async_read, [no_]splice_read, [no_]splice_write,\n"
-	       "[no_]splice_move.  writeback_cache is refused: ranges.c says why.\n"
+	       "congestion_threshold=N, sync_read, async_read, [no_]splice_read,\n"
+	       "[no_]splice_write, [no_]splice_move, [no_]auto_inval_data, [no_]async_dio,\n"
+	       "readdirplus=yes|no|auto, time_gran=N.  writeback_cache and atomic_o_trunc\n"
+	       "are refused (README: caching).\n"
 	       "\n"
 	       "Insert and collapse range on a stock kernel: run programs with\n"
 	       "LD_PRELOAD=librangeshift-preload.so (fallocate(2) and FS_IOC_FIEMAP are\n"
@@ -217,11 +222,15 @@ static int configure(struct fs *fs, const struct conf *c)
 		}
 		fs->keep_cache = c->keep_cache[0] == '1';
 	}
-	if (c->writeback_cache) {
+	if (c->refused == 1) {
 		/* The kernel would own i_size and could not be told of a
 		 * collapse done through an ioctl (fuse_get_cache_mask()), and a
 		 * write(2) would succeed before the model saw it (no ENOSPC). */
 		fprintf(stderr, "rangeshift-fusefs: writeback_cache is not supported (the ioctls and ENOSPC would be incoherent: see README)\n");
+		return -1;
+	}
+	if (c->refused == 2) {
+		fprintf(stderr, "rangeshift-fusefs: atomic_o_trunc is not supported (open does not truncate: the kernel sends O_TRUNC as a truncate)\n");
 		return -1;
 	}
 	if (rm_file_new(&fs->opts, &probe) < 0) {

@@ -798,6 +798,8 @@ static void test_keep_cache_off(void **state)
 	/* refused options: the server exits before it mounts */
 	assert_int_equal(mnt_start(&bad, "keep_cache=2"), -1);
 	assert_int_equal(mnt_start(&bad, "writeback_cache"), -1);
+	assert_int_equal(mnt_start(&bad, "atomic_o_trunc"), -1);
+	assert_int_equal(mnt_start(&bad, "max_write=nonsense"), -1);
 }
 
 /* A refused insert that grows the size anyway (ext4_insert_range() sets
