@@ -4,7 +4,8 @@
  * open, read, write, flush, release, fsync and lseek (SEEK_DATA/SEEK_HOLE
  * from the model).  Writes go through to the model (no writeback cache,
  * see ranges.c); space is reserved before a write so that a full file
- * system never half-applies one.
+ * system never half-applies one.  Cached pages outlive an open unless
+ * keep_cache=0 (set_handle()).
  */
 #include <errno.h>
 #include <stdlib.h>
