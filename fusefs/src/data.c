@@ -4,18 +4,26 @@
  * open, read, write, flush, release, fsync and lseek (SEEK_DATA/SEEK_HOLE
  * from the model).  Writes go through to the model (no writeback cache,
  * see ranges.c); space is reserved before a write so that a full file
- * system never half-applies one.
+ * system never half-applies one.  Cached pages outlive an open unless
+ * keep_cache=0 (set_handle()).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "fs.h"
 
-void set_handle(struct fuse_file_info *fi)
+void set_handle(const struct fs *fs, struct fuse_file_info *fi)
 {
 	fi->fh = (uint64_t)(unsigned int)fi->flags;
-	/* No keep_cache: open() drops cached pages, a cheap extra guarantee. */
-	fi->keep_cache = 0;
+	/* keep_cache: the kernel keeps a file's cached pages across open(2)
+	 * (fuse_finish_open() drops them otherwise).  Safe because every
+	 * change to a file's data either comes through this kernel's page
+	 * cache (write, mmap, truncate, and fallocate, whose punch and zero
+	 * fuse_file_fallocate() and the project's FUSE patch for insert and
+	 * collapse drop from the cache themselves) or is done by the server
+	 * behind the kernel's back, the ioctls, which invalidate the pages
+	 * before they reply (ranges.c). */
+	fi->keep_cache = fs->keep_cache;
 }
 
 int open_flags(const struct fuse_file_info *fi)
@@ -31,7 +39,7 @@ void rs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, S_ISDIR(n->mode) ? EISDIR : ENXIO);
 		return;
 	}
-	set_handle(fi);
+	set_handle(FS(req), fi);
 	fuse_reply_open(req, fi);
 }
 

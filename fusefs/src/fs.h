@@ -123,6 +123,8 @@ struct fs {
 	struct rm_opts opts;
 	int64_t capacity;		/* bytes of file data (size=) */
 	double timeout;			/* entry/attr cache timeout, seconds */
+	bool keep_cache;		/* open() keeps the kernel's cached pages */
+	struct fuse_conn_info_opts *conn_opts;	/* libfuse's -o options, or NULL */
 	pthread_rwlock_t ns;
 	pthread_mutex_t space;
 	int64_t used;			/* allocated bytes of all files */
@@ -200,7 +202,7 @@ void rs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 void rs_statfs(fuse_req_t req, fuse_ino_t ino);
 
 /* data.c */
-void set_handle(struct fuse_file_info *fi);
+void set_handle(const struct fs *fs, struct fuse_file_info *fi);
 int open_flags(const struct fuse_file_info *fi);
 void rs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void rs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

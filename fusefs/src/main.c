@@ -31,12 +31,18 @@
 
 static void rs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
-	/* Write-through (ranges.c), kernel-side privilege drop (above). */
-	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV |
-			FUSE_CAP_ATOMIC_O_TRUNC);
+	struct fs *fs = userdata;
+
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* libfuse's connection options (-o max_write=, splice_read, ...);
+	 * the two that would change semantics are refused by configure(). */
+	if (fs->conn_opts)
+		fuse_apply_conn_info_opts(fs->conn_opts, conn);
+	/* Write-through (ranges.c), kernel-side privilege drop (above),
+	 * O_TRUNC as a separate SETATTR (rs_open() does not truncate). */
+	conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_HANDLE_KILLPRIV |
+			FUSE_CAP_ATOMIC_O_TRUNC);
 }
 
 static void rs_destroy(void *userdata)
@@ -92,6 +98,8 @@ struct conf {
 	char *blocksize;
 	char *size;
 	char *timeout;
+	char *keep_cache;
+	int refused;		/* 1 writeback_cache, 2 atomic_o_trunc */
 };
 
 #define RS_OPT(t, p) { t, offsetof(struct conf, p), 0 }
@@ -100,6 +108,9 @@ static const struct fuse_opt rs_opts[] = {
 	RS_OPT("blocksize=%s", blocksize),
 	RS_OPT("size=%s", size),
 	RS_OPT("timeout=%s", timeout),
+	RS_OPT("keep_cache=%s", keep_cache),
+	{ "writeback_cache", offsetof(struct conf, refused), 1 },
+	{ "atomic_o_trunc", offsetof(struct conf, refused), 2 },
 	FUSE_OPT_END
 };
 
@@ -118,6 +129,14 @@ static void usage(const char *prog)
 	       "    -o size=BYTES              capacity for file data, suffixes k m g t\n"
 	       "                               (default 64g; ENOSPC beyond it)\n"
 	       "    -o timeout=SECONDS         kernel entry/attribute cache timeout (default 1)\n"
+	       "    -o keep_cache=0|1          keep the kernel's cached pages of a file across\n"
+	       "                               open(2) (default 1)\n"
+	       "\n"
+	       "libfuse connection options: max_write=N, max_readahead=N, max_background=N,\n"
+	       "congestion_threshold=N, sync_read, async_read, [no_]splice_read,\n"
+	       "[no_]splice_write, [no_]splice_move, [no_]auto_inval_data, [no_]async_dio,\n"
+	       "readdirplus=yes|no|auto, time_gran=N.  writeback_cache and atomic_o_trunc\n"
+	       "are refused (README: caching).\n"
 	       "\n"
 	       "Insert and collapse range on a stock kernel: run programs with\n"
 	       "LD_PRELOAD=librangeshift-preload.so (fallocate(2) and FS_IOC_FIEMAP are\n"
@@ -193,6 +212,26 @@ static int configure(struct fs *fs, const struct conf *c)
 			return -1;
 		}
 		fs->timeout = t;
+	}
+	fs->keep_cache = true;
+	if (c->keep_cache) {
+		if (strcmp(c->keep_cache, "0") && strcmp(c->keep_cache, "1")) {
+			fprintf(stderr, "rangeshift-fusefs: bad keep_cache '%s' (0 or 1)\n",
+				c->keep_cache);
+			return -1;
+		}
+		fs->keep_cache = c->keep_cache[0] == '1';
+	}
+	if (c->refused == 1) {
+		/* The kernel would own i_size and could not be told of a
+		 * collapse done through an ioctl (fuse_get_cache_mask()), and a
+		 * write(2) would succeed before the model saw it (no ENOSPC). */
+		fprintf(stderr, "rangeshift-fusefs: writeback_cache is not supported (the ioctls and ENOSPC would be incoherent: see README)\n");
+		return -1;
+	}
+	if (c->refused == 2) {
+		fprintf(stderr, "rangeshift-fusefs: atomic_o_trunc is not supported (open does not truncate: the kernel sends O_TRUNC as a truncate)\n");
+		return -1;
 	}
 	if (rm_file_new(&fs->opts, &probe) < 0) {
 		fprintf(stderr, "rangeshift-fusefs: the model rejects profile/blocksize\n");
@@ -310,6 +349,9 @@ int main(int argc, char *argv[])
 	if (fuse_opt_parse(&args, &conf, rs_opts, NULL) == -1 ||
 	    configure(&fs, &conf) < 0)
 		goto out_conf;
+	fs.conn_opts = fuse_parse_conn_info_opts(&args);
+	if (!fs.conn_opts)
+		goto out_conf;
 	/* The kernel checks permissions (we keep no credentials logic), and
 	 * /proc/mounts names the file system. */
 	ret = 1;
@@ -323,6 +365,8 @@ out_conf:
 	free(conf.blocksize);
 	free(conf.size);
 	free(conf.timeout);
+	free(conf.keep_cache);
+	free(fs.conn_opts);
 out_args:
 	free(opts.mountpoint);
 	fuse_opt_free_args(&args);

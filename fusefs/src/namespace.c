@@ -590,7 +590,7 @@ void rs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -err);
 		return;
 	}
-	set_handle(fi);
+	set_handle(fs, fi);
 	if (fuse_reply_create(req, &e, fi) != 0)
 		forget_one(fs, N(req, e.ino), 1);
 }

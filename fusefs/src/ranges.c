@@ -6,13 +6,17 @@
  * which a stock kernel's FUSE cannot forward as fallocate.
  *
  * Cache policy: no writeback cache.  With FUSE_CAP_WRITEBACK_CACHE the
- * kernel would keep dirty pages and own i_size and mtime, so a range shift
- * done behind its back through an ioctl would race with delayed writeback
- * of pages at pre-shift offsets, and the kernel's idea of the size would be
- * authoritative and stale.  Write-through keeps the server the only
- * authority; after every change the kernel cannot see (the ioctls) the
- * server invalidates the inode's pages and attributes with
- * fuse_lowlevel_notify_inval_inode() before replying.
+ * kernel would own i_size, mtime and ctime (fuse_get_cache_mask(): a
+ * GETATTR never lowers its i_size), so a collapse done behind its back
+ * through an ioctl could not be told (notify_store only grows a size);
+ * write(2) would return before the model saw the data, so ENOSPC would
+ * lose acknowledged writes instead of failing them as ext4 does; and
+ * write-back of whole pages would write blocks the program never wrote
+ * when the block size is below the page size (FIEMAP would differ).
+ * Write-through keeps the server the only authority; after every change
+ * the kernel cannot see (the ioctls) the server invalidates the inode's
+ * pages and attributes with fuse_lowlevel_notify_inval_inode() before
+ * replying, which is also what makes keep_cache (data.c) safe.
  *
  * suid/sgid: the ioctls, which the kernel does not treat as writes, apply
  * should_remove_suid()'s rule here with the caller's capabilities read from

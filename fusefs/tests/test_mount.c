@@ -56,6 +56,12 @@ static int mount_uncached(void **state)
 	return mnt_start(&the_mnt, "timeout=0");
 }
 
+static int mount_nokeep(void **state)
+{
+	*state = &the_mnt;
+	return mnt_start(&the_mnt, "keep_cache=0");
+}
+
 static int mount_allow_other(void **state)
 {
 	*state = &the_mnt;
@@ -636,6 +642,166 @@ static void test_mmap_coherence(void **state)
 	close(fd);
 }
 
+/* Blocks of [0, nblocks * BS) of path the kernel holds in its page cache,
+ * seen through mincore(2) on a fresh mapping (which faults nothing in). */
+static int cached_blocks(const char *path, int nblocks)
+{
+	unsigned char vec[64];
+	void *p;
+	int fd, i, n = 0;
+
+	assert_true(nblocks <= 64 && BS == 4096 && sysconf(_SC_PAGESIZE) == BS);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	p = mmap(NULL, (size_t)nblocks * BS, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(mincore(p, (size_t)nblocks * BS, vec), 0);
+	for (i = 0; i < nblocks; i++)
+		n += vec[i] & 1;
+	assert_int_equal(munmap(p, (size_t)nblocks * BS), 0);
+	close(fd);
+	return n;
+}
+
+/* Open path, check that its blocks hold the letters of want (one per
+ * block, '0' a block of zeros) and its size is theirs, close it. */
+static void expect_blocks(const char *path, const char *want)
+{
+	unsigned char blk[BS], got[BS];
+	size_t i, n = strlen(want);
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fsize(fd), (off_t)(n * BS));
+	for (i = 0; i < n; i++) {
+		fill_block(blk, want[i] == '0' ? 0 : want[i]);
+		assert_int_equal(pread(fd, got, BS, (off_t)(i * BS)), BS);
+		if (memcmp(got, blk, BS)) {
+			fprintf(stderr, "block %zu: want '%c', got '%c'\n", i,
+				want[i], got[0] ? got[0] : '0');
+			fail();
+		}
+	}
+	close(fd);
+}
+
+/* Open path and read it through, so its pages are cached; close it. */
+static void read_through(const char *path)
+{
+	unsigned char got[BS];
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	while (read(fd, got, BS) > 0)
+		;
+	close(fd);
+}
+
+/* keep_cache=1 (the default): the kernel keeps a file's pages across
+ * open(2), so every change must reach the page cache of the next open
+ * too: the ioctls (changes behind the kernel's back, which the server
+ * invalidates), dirty mmap pages at the time of an ioctl, punch through
+ * the kernel, truncate. */
+static void test_keep_cache(void **state)
+{
+	unsigned char blk[BS];
+	unsigned char *p;
+	const char *f = P("k");
+	int fd, i;
+
+	(void)state;
+	fd = open(f, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < 8; i++) {
+		fill_block(blk, 'A' + i);
+		pwrite_all(fd, blk, BS, (off_t)i * BS);
+	}
+	close(fd);
+	read_through(f);
+	/* the pages outlive the open that read them */
+	assert_int_equal(cached_blocks(f, 8), 8);
+
+	/* insert and collapse through the ioctls, each with another open */
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ioc_range(fd, RS_IOC_INSERT, BS, 2 * BS, 0), 0);
+	close(fd);
+	expect_blocks(f, "A00BCDEFGH");
+	read_through(f);
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ioc_range(fd, RS_IOC_COLLAPSE, 0, 3 * BS, 0), 0);
+	close(fd);
+	expect_blocks(f, "BCDEFGH");
+	read_through(f);
+
+	/* punch through the ioctl and through fallocate(2) */
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ioc_range(fd, RS_IOC_FALLOCATE, BS, BS,
+				   FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE), 0);
+	close(fd);
+	expect_blocks(f, "B0DEFGH");
+	read_through(f);
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   2 * BS, BS), 0);
+	close(fd);
+	expect_blocks(f, "B00EFGH");
+	read_through(f);
+
+	/* a dirty page of a mapping whose descriptor is closed, shifted by
+	 * an ioctl on another descriptor */
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	p = mmap(NULL, 7 * BS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	close(fd);
+	memset(p + 4 * BS, 'x', BS);
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(ioc_range(fd, RS_IOC_INSERT, 0, BS, 0), 0);
+	close(fd);
+	expect_blocks(f, "0B00ExGH");
+	assert_int_equal(p[0], 0);
+	assert_int_equal(p[5 * BS], 'x');
+	assert_int_equal(munmap(p, 7 * BS), 0);
+	read_through(f);
+
+	/* truncate down and up again: the cut pages read as zeros */
+	assert_int_equal(truncate(f, 5 * BS), 0);
+	assert_int_equal(truncate(f, 8 * BS), 0);
+	expect_blocks(f, "0B00E000");
+}
+
+/* keep_cache=0: open(2) drops the cached pages (fuse_finish_open()). */
+static void test_keep_cache_off(void **state)
+{
+	unsigned char blk[BS];
+	const char *f = P("k");
+	struct mnt bad;
+	int fd, i;
+
+	(void)state;
+	fd = open(f, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < 4; i++) {
+		fill_block(blk, 'A' + i);
+		pwrite_all(fd, blk, BS, (off_t)i * BS);
+	}
+	close(fd);
+	read_through(f);
+	assert_int_equal(cached_blocks(f, 4), 0);
+	expect_blocks(f, "ABCD");
+
+	/* refused options: the server exits before it mounts */
+	assert_int_equal(mnt_start(&bad, "keep_cache=2"), -1);
+	assert_int_equal(mnt_start(&bad, "writeback_cache"), -1);
+	assert_int_equal(mnt_start(&bad, "atomic_o_trunc"), -1);
+	assert_int_equal(mnt_start(&bad, "max_write=nonsense"), -1);
+}
+
 /* A refused insert that grows the size anyway (ext4_insert_range() sets
  * i_size before ext4_ext_shift_extents() refuses to move the extent near
  * EXT_MAX_BLOCKS; the ext4 profile does the same) must reach the kernel
@@ -1114,6 +1280,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_native_fallocate, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_ioctl_bad_input, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_mmap_coherence, mount_default, unmount),
+		cmocka_unit_test_setup_teardown(test_keep_cache, mount_default, unmount),
+		cmocka_unit_test_setup_teardown(test_keep_cache_off, mount_nokeep, unmount),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_concurrent_shifts, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_enospc, mount_small, unmount),
