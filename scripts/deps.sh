@@ -18,7 +18,7 @@ USAGE
 }
 
 declare -A pkgs=(
-	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev"
+	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev libjansson-dev"
 	[fuse]="libfuse3-dev fuse3 xfsprogs e2fsprogs"
 	[kernel]="linux-source-6.1 linux-source-6.12 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"
