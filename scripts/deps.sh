@@ -6,7 +6,7 @@
 # CLI, tests), fuse (server and mount tests), kernel (building Linux 6.1 and 6.12 from
 # Debian's linux-source-6.1 and -6.12), vm (initramfs contents and QEMU), fuzz (clang
 # and its libFuzzer runtime, for scripts/fuzz), cluster (a one-node Slurm
-# cluster and GNU parallel, for difftest/cluster/test-cluster).
+# cluster, GNU parallel and sshd, for difftest/cluster/test-cluster).
 set -euo pipefail
 
 usage() {
@@ -24,7 +24,7 @@ declare -A pkgs=(
 	[kernel]="linux-source-6.1 linux-source-6.12 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"
 	[fuzz]="clang libclang-rt-14-dev"
-	[cluster]="slurmctld slurmd slurm-client munge parallel rsync python3"
+	[cluster]="slurmctld slurmd slurm-client munge parallel rsync openssh-server python3"
 )
 
 groups=("$@")
