@@ -5,34 +5,36 @@
 # a fresh machine needs nothing installed by hand.  Groups: build (library,
 # CLI, tests), fuse (server and mount tests), kernel (building Linux 6.1 and 6.12 from
 # Debian's linux-source-6.1 and -6.12), vm (initramfs contents and QEMU), fuzz (clang
-# and its libFuzzer runtime, for scripts/fuzz).
+# and its libFuzzer runtime, for scripts/fuzz), cluster (a one-node Slurm
+# cluster, GNU parallel and sshd, for difftest/cluster/test-cluster).
 set -euo pipefail
 
 usage() {
 	cat <<USAGE
 usage: scripts/deps.sh [GROUP...]
 Install missing Debian packages for GROUPs (default: all).
-Groups: build fuse kernel vm fuzz
+Groups: build fuse kernel vm fuzz cluster
 Must run as root (apt-get).
 USAGE
 }
 
 declare -A pkgs=(
-	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev"
+	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev libjansson-dev"
 	[fuse]="libfuse3-dev fuse3 xfsprogs e2fsprogs"
 	[kernel]="linux-source-6.1 linux-source-6.12 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"
 	[fuzz]="clang libclang-rt-14-dev"
+	[cluster]="slurmctld slurmd slurm-client munge parallel rsync openssh-server python3"
 )
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(build fuse kernel vm fuzz)
+[ ${#groups[@]} -eq 0 ] && groups=(build fuse kernel vm fuzz cluster)
 want=()
 for g in "${groups[@]}"; do
 	case "$g" in
 	-h|--help) usage; exit 0 ;;
-	build|fuse|kernel|vm|fuzz) read -ra p <<<"${pkgs[$g]}"; want+=("${p[@]}") ;;
-	*) echo "deps.sh: unknown group '$g' (groups: build fuse kernel vm fuzz)" >&2; exit 2 ;;
+	build|fuse|kernel|vm|fuzz|cluster) read -ra p <<<"${pkgs[$g]}"; want+=("${p[@]}") ;;
+	*) echo "deps.sh: unknown group '$g' (groups: build fuse kernel vm fuzz cluster)" >&2; exit 2 ;;
 	esac
 done
 

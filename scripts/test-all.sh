@@ -10,6 +10,9 @@
 #      QEMU and run the in-guest tests (vm/test-guest)
 #   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
 #   7. the cheapest mutants of the mutation campaign, end to end
+#   8. a sharded difftest campaign through GNU parallel and through a
+#      one-node Slurm cluster started for it, each merged report compared
+#      with one difftest command's (difftest/cluster/test-cluster, host only)
 #
 # Build products live in $RANGESHIFT_CACHE (default /var/cache/rangeshift),
 # never in the repository.
@@ -23,36 +26,39 @@ stage() { printf '\n==== %s ====\n' "$*"; }
 . scripts/lib.sh
 cache_lock
 
-stage "1/7 Debian packages"
+stage "1/8 Debian packages"
 bash scripts/deps.sh
 
-stage "2/7 build + unit tests (Release)"
+stage "2/8 build + unit tests (Release)"
 cmake_configure "$RANGESHIFT_CACHE/build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$RANGESHIFT_CACHE/build" -j"$jobs"
 ctest --test-dir "$RANGESHIFT_CACHE/build" --output-on-failure --timeout 900 -j"$jobs"
 
-stage "3/7 build + unit tests (ASan + UBSan)"
+stage "3/8 build + unit tests (ASan + UBSan)"
 cmake_configure "$RANGESHIFT_CACHE/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRS_SANITIZE=ON
 cmake --build "$RANGESHIFT_CACHE/build-asan" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --test-dir "$RANGESHIFT_CACHE/build-asan" --output-on-failure --timeout 1800 -j"$jobs"
 
-stage "4/7 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
+stage "4/8 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
 scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}" --seed "${RS_CI_FUZZ_SEED:-1}"
 
-stage "5/7 kernel patches, kernel build, in-guest tests (QEMU)"
+stage "5/8 kernel patches, kernel build, in-guest tests (QEMU)"
 kernel-patches/check-series
 vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
 
-stage "6/7 difftest in QEMU: ext4, XFS, fusefs (CI size)"
+stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size)"
 out=$RANGESHIFT_CACHE/ci/difftest
 rm -rf "$out"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 
-stage "7/7 mutation campaign, the cheapest mutants (CI size)"
+stage "7/8 mutation campaign, the cheapest mutants (CI size)"
 kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
 	--out "$RANGESHIFT_CACHE/ci/campaign" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
+
+stage "8/8 difftest campaigns on Slurm and GNU parallel (host, no QEMU)"
+difftest/cluster/test-cluster "$RANGESHIFT_CACHE/build/difftest/difftest"
 
 echo
 echo "test-all: every stage passed"

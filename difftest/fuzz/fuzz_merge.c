@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_merge.c - libFuzzer harness for difftest's report reader and
- * merge (report.c, dt_report_merge_mem()).
+ * merge (report.c, dt_report_merge_mem(): jansson's parser under
+ * difftest's checks and merge rules).
  *
  * The input is up to four reports separated by a 0x01 byte (never valid
  * JSON outside a string, nor inside one unescaped).  Whatever the bytes,
  * the merge must come back with 0 or a refusal carrying a message, and a
  * merged report must itself merge: its text read back and written again
  * gives the same text after one round (the writer's form is a fixed point
- * once "-0" has become "0").  A broken invariant aborts.
+ * once integer "-0" has become "0" and reals are cut to 15 digits).  A broken invariant aborts.
  */
 #include <stddef.h>
 #include <stdint.h>

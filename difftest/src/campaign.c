@@ -89,24 +89,38 @@ static int log_push(struct oplog *l, const struct dt_op *op)
 	return rc;
 }
 
+static void set_point(struct dt_divpoint *p, const struct dt_div *d)
+{
+	p->kind = d->kind;
+	p->file = d->file;
+	p->opno = d->opno;
+	dt_op_format(&d->op, p->op, sizeof(p->op));
+	snprintf(p->msg, sizeof(p->msg), "%s", d->msg);
+}
+
+/* The report's record of divergence d of the run (window: the ops the
+ * shrink started from); sr: the shrink's result, NULL with --no-shrink. */
 static void add_div(struct dt_campaign *c, struct dt_tresult *r, const struct dt_div *d,
-		    const char *dir, size_t shrunk, uint64_t tests, int complete, double secs)
+		    const char *dir, size_t window, int result, const struct dt_shrink_res *sr)
 {
 	if (RM_VEC_RESERVE(&c->divs, &c->divs_cap, c->ndivs + 1, 8))
 		return;
 	struct dt_divrec *e = &c->divs[c->ndivs++];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->target, sizeof(e->target), "%s", r->name);
-	e->kind = d->kind;
-	e->file = d->file;
-	e->opno = d->opno;
-	dt_op_format(&d->op, e->op, sizeof(e->op));
-	snprintf(e->msg, sizeof(e->msg), "%s", d->msg);
 	snprintf(e->dir, sizeof(e->dir), "%s", dir);
-	e->shrunk_ops = shrunk;
-	e->shrink_tests = tests;
-	e->shrink_complete = complete;
-	e->shrink_seconds = secs;
+	set_point(&e->orig, d);
+	e->window_ops = window;
+	e->shrink_result = result;
+	if (sr) {
+		e->shrink_tests = sr->tests;
+		e->shrink_complete = result == DT_SHRUNK && sr->complete;
+		e->shrink_seconds = sr->seconds;
+	}
+	if (result == DT_SHRUNK) {
+		set_point(&e->shrunk, &sr->div);
+		e->shrunk_ops = sr->nops;
+	}
 }
 
 /* The first op of the window a divergence is shrunk from: the ops since
@@ -157,20 +171,21 @@ static void shrink_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		dt_write_repro(dir, t, sr.nfiles, sr.ops, sr.nops, &sr.div, c->seed);
 		fprintf(stderr, "difftest: shrunk to %zu ops in %" PRIu64 " runs (%.1fs%s): %s/repro.sh\n",
 			sr.nops, sr.tests, sr.seconds, sr.complete ? ", 1-minimal" : ", budget hit", dir);
-		add_div(c, r, &sr.div, dir, sr.nops, sr.tests, sr.complete, sr.seconds);
-		/* the original divergence's position matters for the report */
-		if (c->ndivs)
-			c->divs[c->ndivs - 1].opno = d->opno;
+		add_div(c, r, d, dir, n, DT_SHRUNK, &sr);
 	} else {
 		if (sr.flaky)
 			fprintf(stderr, "difftest: the shrunk log did not diverge again when re-tested "
 				"(the target is flaky here); writing the unshrunk log of %zu ops\n", n);
-		else
+		else if (rc == -EAGAIN)
 			fprintf(stderr, "difftest: the divergence does not reproduce on fresh files from "
 				"the last %zu ops (it depends on earlier state); writing the unshrunk "
 				"log\n", n);
+		else
+			fprintf(stderr, "difftest: shrinking failed (%s); writing the unshrunk log of "
+				"%zu ops\n", strerror(-rc), n);
 		dt_write_repro(dir, t, nfiles, w, n, d, c->seed);
-		add_div(c, r, d, dir, n, sr.tests, 0, sr.seconds);
+		add_div(c, r, d, dir, n, sr.flaky ? DT_SHRINK_FLAKY : rc == -EAGAIN ?
+			DT_SHRINK_NO_REPRO : DT_SHRINK_ERROR, &sr);
 	}
 	dt_div_free(&sr.div);
 	free(sr.ops);
@@ -192,7 +207,7 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 	size_t from = div_window(l, epoch, d, nfiles), n = l->n - from;
 	if (c->no_shrink) {
 		dt_write_repro(dir, t, nfiles, l->v + from, n, d, c->seed);
-		add_div(c, r, d, dir, n, 0, 0, 0);
+		add_div(c, r, d, dir, n, DT_SHRINK_OFF, NULL);
 	} else {
 		shrink_div(c, t, r, d, l->v + from, n, nfiles, dir, tn);
 	}

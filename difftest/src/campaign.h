@@ -9,14 +9,33 @@
 
 #include "dt.h"
 
+/* One divergence as the report gives it.  Each field says which run it
+ * comes from: the campaign's run (orig), or the shrunk log the reproducer
+ * holds (shrunk, valid when shrink_result is DT_SHRUNK).  Plain data: it
+ * travels from a target's child process through a pipe (main.c). */
+enum dt_shrink_result {
+	DT_SHRINK_OFF,		/* --no-shrink: the reproducer is the window */
+	DT_SHRUNK,		/* the reproducer is the shrunk log */
+	DT_SHRINK_FLAKY,	/* shrunk, did not diverge again: window kept */
+	DT_SHRINK_NO_REPRO,	/* the window did not diverge on fresh files */
+	DT_SHRINK_ERROR,	/* the shrink itself failed (setup, memory) */
+};
+
+struct dt_divpoint {
+	int kind, file;		/* enum dt_divkind; the file's index in its log */
+	uint64_t opno;		/* 0-based index of the diverging op in its log */
+	char op[160];		/* that op, as an op log line */
+	char msg[512];
+};
+
 struct dt_divrec {
 	char target[PATH_MAX + 32];
-	int kind, file;
-	uint64_t opno;
-	char op[160];
-	char msg[512];
-	char dir[2 * PATH_MAX + 256];
-	size_t shrunk_ops;
+	char dir[2 * PATH_MAX + 256];	/* the reproducer's directory */
+	struct dt_divpoint orig;	/* in the campaign's run */
+	size_t window_ops;		/* ops of the window the shrink started from */
+	int shrink_result;		/* enum dt_shrink_result */
+	struct dt_divpoint shrunk;	/* in the shrunk log (DT_SHRUNK) */
+	size_t shrunk_ops;		/* its length (DT_SHRUNK) */
 	uint64_t shrink_tests;
 	int shrink_complete;
 	double shrink_seconds;

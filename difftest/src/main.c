@@ -957,8 +957,9 @@ static int run_campaign(struct cli *a, const char *json)
 			bad = 1;
 	double secs = now() - t0;
 	FILE *f = fopen(json, "w");
-	if (!f || dt_report_json(f, c, res, a->ntargets, secs)) {
-		fprintf(stderr, "difftest: cannot write %s: %s\n", json, strerror(errno));
+	int jrc = f ? dt_report_json(f, c, res, a->ntargets, secs) : -errno;
+	if (jrc) {
+		fprintf(stderr, "difftest: cannot write %s: %s\n", json, strerror(-jrc));
 		fatal = 1;
 	}
 	if (f)

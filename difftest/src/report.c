@@ -2,10 +2,18 @@
 /*
  * report.c - difftest's JSON report, and merging the reports of several
  * shards (parallel VMs, machines of a GNU parallel or Slurm campaign) into
- * one: a small JSON reader (enough for any JSON, not only ours), a tree
- * merge with per-key rules, and a writer.
+ * one.  Both sides go through jansson: the writer builds a tree and dumps
+ * it, the merge parses each report strictly (duplicate keys refused), merges
+ * the trees with per-key rules and dumps the result.
+ *
+ * Integers: jansson keeps them exact as 64-bit signed (json_int_t is long
+ * long), a double would hold only 53 bits (seed 2^60 + 1 merged to 2^60).
+ * Seeds are unsigned 64-bit, so the report carries them as decimal
+ * strings: exact in every reader (jq and JavaScript read numbers as
+ * doubles) and over INT64_MAX too.  Counters are integers; one that would
+ * exceed INT64_MAX, written or summed, is refused.  The layout is in
+ * difftest/README.md, "Report schema".
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,150 +21,212 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "campaign.h"
 #include "rm_vec.h"
 
-static void jstr(FILE *f, const char *s)
+/* The report's layout version: 2 carries seeds as strings and each
+ * divergence's fields by the run they come from. */
+#define DT_REPORT_VERSION 2
+
+/* ---- building the report ---- */
+
+/* A tree under construction: the first failure (-ENOMEM, or -EOVERFLOW
+ * for a counter past INT64_MAX) is kept and everything after is a no-op. */
+struct jb {
+	int rc;
+};
+
+static void put(struct jb *b, json_t *o, const char *key, json_t *v)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
+	if (!v) {
+		if (!b->rc)
+			b->rc = -ENOMEM;
+		return;
 	}
-	fputc('"', f);
+	if (json_is_array(o) ? json_array_append_new(o, v) : json_object_set_new(o, key, v))
+		b->rc = b->rc ? b->rc : -ENOMEM;
 }
 
-static void json_head(FILE *f, const struct dt_campaign *c, const struct dt_tresult *r,
-		      int nr, double seconds)
+/* A string; jansson takes UTF-8 only, so other bytes (a path, a tool's
+ * message) become '?'. */
+static json_t *jstring(const char *s)
 {
-	uint64_t ndiv = 0;
+	json_t *v = json_string(s);
+	if (v || !s)
+		return v;
+	char *c = strdup(s);
+	if (!c)
+		return NULL;
+	for (char *p = c; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(c);
+	free(c);
+	return v;
+}
 
+static json_t *jcount(struct jb *b, uint64_t v)
+{
+	if (v > INT64_MAX) {
+		b->rc = b->rc ? b->rc : -EOVERFLOW;
+		return NULL;
+	}
+	return json_integer((json_int_t)v);
+}
+
+/* Seconds and rates, to the millisecond (what a wall clock is worth). */
+static json_t *jsec(double x)
+{
+	return json_real(isfinite(x) ? round(x * 1000) / 1000 : 0);
+}
+
+static json_t *jseed(uint64_t seed)
+{
+	char s[24];
+	snprintf(s, sizeof(s), "%" PRIu64, seed);
+	return json_string(s);
+}
+
+static json_t *json_head(struct jb *b, const struct dt_campaign *c, const struct dt_tresult *r,
+			 int nr, double seconds)
+{
+	json_t *o = json_object();
+	uint64_t ndiv = 0;
+	char shard[32];
+
+	if (!o) {
+		b->rc = -ENOMEM;
+		return NULL;
+	}
 	for (int i = 0; i < nr; i++)
 		ndiv += r[i].divergences;
-	fprintf(f, "{\n  \"tool\": \"difftest\",\n  \"version\": 1,\n  \"seed\": %" PRIu64 ",\n"
-		"  \"shard\": \"%d/%d\",\n  \"ops_per_target\": %" PRIu64 ",\n  \"files\": %d,\n"
-		"  \"check_every\": %" PRIu64 ",\n  \"seconds\": %.3f,\n  \"divergence_count\": %" PRIu64
-		",\n  \"targets\": [", c->base_seed, c->shard_i, c->shard_n, c->ops, c->nfiles,
-		c->o.check_every, seconds, ndiv);
+	snprintf(shard, sizeof(shard), "%d/%d", c->shard_i, c->shard_n);
+	put(b, o, "tool", json_string("difftest"));
+	put(b, o, "version", json_integer(DT_REPORT_VERSION));
+	put(b, o, "seed", jseed(c->base_seed));
+	put(b, o, "shard", json_string(shard));
+	put(b, o, "ops_per_target", jcount(b, c->ops));
+	put(b, o, "files", json_integer(c->nfiles));
+	put(b, o, "check_every", jcount(b, c->o.check_every));
+	put(b, o, "seconds", jsec(seconds));
+	put(b, o, "divergence_count", jcount(b, ndiv));
+	return o;
 }
 
 /* A target's names, counters and tree depths (measured or estimated). */
-static void json_target_counts(FILE *f, const struct dt_campaign *c, const struct dt_tresult *t)
+static void json_target_counts(struct jb *b, json_t *o, const struct dt_campaign *c,
+			       const struct dt_tresult *t)
 {
 	int btree = 0;
 	int e4 = dt_ext4_depth_est(t->max_extents);
 	int xl = dt_xfs_levels_est(t->max_extents, &btree);
 	int isxfs = !strcmp(t->profile, "xfs");
+	double busy = t->seconds - t->shrink_seconds;
 
-	fprintf(f, "\n    {\n      \"name\": ");
-	jstr(f, t->name);
-	fprintf(f, ",\n      \"fs\": ");
-	jstr(f, t->fsname);
-	fprintf(f, ",\n      \"profile\": ");
-	jstr(f, t->profile);
-	fprintf(f, ",\n      \"notes\": ");
-	jstr(f, t->notes);
-	fprintf(f, ",\n      \"error\": ");
-	jstr(f, t->error);
-	fprintf(f, ",\n      \"blocksize\": %u,\n      \"ops\": %" PRIu64 ",\n      \"seconds\": %.3f,\n"
-		"      \"ops_per_sec\": %.1f,\n      \"shrink_seconds\": %.3f,\n      \"divergences\": %" PRIu64 ",\n"
-		"      \"enospc_resets\": %" PRIu64 ",\n      \"remount_fallbacks\": %" PRIu64 ",\n"
-		"      \"syscalls\": %" PRIu64 ",\n"
-		"      \"fresh_fs_restored\": %" PRIu64 ",\n      \"fresh_fs_mkfs\": %" PRIu64 ",\n"
-		"      \"max_extents\": %" PRId64 ",\n      \"max_model_runs\": %" PRId64 ",\n"
-		"      \"max_depth_estimated\": %d,\n      \"max_btree_format\": %d,\n"
-		"      \"max_depth\": %d,\n      \"depth_measurements\": %" PRIu64 ",\n"
-		"      \"depth_seconds\": %.3f,\n      \"fsck_runs\": %" PRIu64 ",\n"
-		"      \"fsck_errors\": %" PRIu64 ",\n      \"fsck_seconds\": %.3f,\n"
-		"      \"fsck_every\": %" PRIu64 ",\n      \"depth_method\": ",
-		t->blocksize, t->ops, t->seconds,
-		t->seconds - t->shrink_seconds > 0 ? t->ops / (t->seconds - t->shrink_seconds) : 0.0,
-		t->shrink_seconds, t->divergences, t->enospc_resets, t->remount_fallbacks, t->syscalls,
-		t->fresh_restored, t->fresh_mkfs, t->max_extents, t->max_model_runs, isxfs ? xl : e4,
-		t->depth_runs ? t->max_btree : isxfs ? btree : e4 > 0,
-		t->depth_runs ? t->max_depth : isxfs ? xl : e4, t->depth_runs, t->depth_seconds,
-		t->fsck_runs, t->fsck_errors, t->fsck_seconds, c->o.fsck_every);
+	put(b, o, "name", jstring(t->name));
+	put(b, o, "fs", jstring(t->fsname));
+	put(b, o, "profile", jstring(t->profile));
+	put(b, o, "notes", jstring(t->notes));
+	put(b, o, "error", jstring(t->error));
+	put(b, o, "blocksize", json_integer(t->blocksize));
+	put(b, o, "ops", jcount(b, t->ops));
+	put(b, o, "seconds", jsec(t->seconds));
+	put(b, o, "ops_per_sec", jsec(busy > 0 ? t->ops / busy : 0.0));
+	put(b, o, "shrink_seconds", jsec(t->shrink_seconds));
+	put(b, o, "divergences", jcount(b, t->divergences));
+	put(b, o, "enospc_resets", jcount(b, t->enospc_resets));
+	put(b, o, "remount_fallbacks", jcount(b, t->remount_fallbacks));
+	put(b, o, "syscalls", jcount(b, t->syscalls));
+	put(b, o, "fresh_fs_restored", jcount(b, t->fresh_restored));
+	put(b, o, "fresh_fs_mkfs", jcount(b, t->fresh_mkfs));
+	put(b, o, "max_extents", json_integer(t->max_extents));
+	put(b, o, "max_model_runs", json_integer(t->max_model_runs));
+	put(b, o, "max_depth_estimated", json_integer(isxfs ? xl : e4));
+	put(b, o, "max_btree_format", json_integer(t->depth_runs ? t->max_btree :
+						   isxfs ? btree : e4 > 0));
 	/* max_depth: the real tree depth read at remounts (file system
 	 * unmounted) when that worked, else the estimate */
+	put(b, o, "max_depth", json_integer(t->depth_runs ? t->max_depth : isxfs ? xl : e4));
+	put(b, o, "depth_measurements", jcount(b, t->depth_runs));
+	put(b, o, "depth_seconds", jsec(t->depth_seconds));
+	put(b, o, "fsck_runs", jcount(b, t->fsck_runs));
+	put(b, o, "fsck_errors", jcount(b, t->fsck_errors));
+	put(b, o, "fsck_seconds", jsec(t->fsck_seconds));
+	put(b, o, "fsck_every", jcount(b, c->o.fsck_every));
 	if (t->depth_runs)
-		jstr(f, isxfs ? "measured by xfs_db at remounts: core.format, u3.bmbt.level of the "
-			      "in-inode root (0 extents format, 1 root over leaves)"
-			      : "measured by debugfs at remounts: dump_extents -n, eh_depth of the "
-				"inode root (0 extents in the inode, 1 root over leaves)");
+		put(b, o, "depth_method", json_string(isxfs ?
+			"measured by xfs_db at remounts: core.format, u3.bmbt.level of the "
+			"in-inode root (0 extents format, 1 root over leaves)" :
+			"measured by debugfs at remounts: dump_extents -n, eh_depth of the "
+			"inode root (0 extents in the inode, 1 root over leaves)"));
 	else
-		jstr(f, isxfs ? "estimated from the FIEMAP extent count (measured): extents format up to 21 "
-			      "in-inode records, then btree; levels from 20 root ptrs and 251 recs per leaf"
-			      : "estimated from the FIEMAP extent count (measured): eh_depth 0 up to 4 "
-				"extents in the inode, +1 per factor of 340 (4 KiB blocks); a lower bound");
-	fprintf(f, ",\n      \"depth_note\": ");
-	jstr(f, t->depth_note);
+		put(b, o, "depth_method", json_string(isxfs ?
+			"estimated from the FIEMAP extent count (measured): extents format up to 21 "
+			"in-inode records, then btree; levels from 20 root ptrs and 251 recs per leaf" :
+			"estimated from the FIEMAP extent count (measured): eh_depth 0 up to 4 "
+			"extents in the inode, +1 per factor of 340 (4 KiB blocks); a lower bound"));
+	put(b, o, "depth_note", jstring(t->depth_note));
 }
 
 /* Ops and wall seconds per op kind (a remount's include its full checks)
  * and in the oracle's parts: what bounds the speed. */
-static void json_target_times(FILE *f, const struct dt_campaign *c, const struct dt_tresult *t)
+static void json_target_times(struct jb *b, json_t *o, const struct dt_campaign *c,
+			      const struct dt_tresult *t)
 {
-	const char *sep = "";
+	json_t *n = json_object(), *s = json_object(), *in = json_object();
+	json_t *cpu = json_object(), *cpus = json_array(), *pf = json_array();
 
-	fprintf(f, ",\n      \"ops_per_kind\": {");
-	for (int k = 0; k < DT_NKINDS; k++)
+	put(b, o, "ops_per_kind", n);
+	put(b, o, "seconds_per_kind", s);
+	for (int k = 0; n && s && k < DT_NKINDS; k++)
 		if (t->kind_count[k]) {
-			fprintf(f, "%s\"%s\": %" PRIu64, sep, dt_kind_name(k), t->kind_count[k]);
-			sep = ", ";
+			put(b, n, dt_kind_name(k), jcount(b, t->kind_count[k]));
+			put(b, s, dt_kind_name(k), jsec(t->kind_sec[k]));
 		}
-	fprintf(f, "},\n      \"seconds_per_kind\": {");
-	sep = "";
-	for (int k = 0; k < DT_NKINDS; k++)
-		if (t->kind_count[k]) {
-			fprintf(f, "%s\"%s\": %.3f", sep, dt_kind_name(k), t->kind_sec[k]);
-			sep = ", ";
-		}
-	fprintf(f, "},\n      \"seconds_in\": {\"full_check\": %.3f, \"fiemap\": %.3f, "
-		"\"data_check\": %.3f},\n      \"full_checks\": %" PRIu64
-		",\n      \"bytes_checked\": %" PRIu64, t->full_sec, t->map_sec, t->data_sec,
-		t->full_checks, t->bytes_checked);
+	put(b, o, "seconds_in", in);
+	if (in) {
+		put(b, in, "full_check", jsec(t->full_sec));
+		put(b, in, "fiemap", jsec(t->map_sec));
+		put(b, in, "data_check", jsec(t->data_sec));
+	}
+	put(b, o, "full_checks", jcount(b, t->full_checks));
+	put(b, o, "bytes_checked", jcount(b, t->bytes_checked));
+	put(b, o, "fiemap_calls", jcount(b, t->map_calls));
+	put(b, o, "fiemap_extents", jcount(b, t->map_extents));
+	put(b, o, "cpu_seconds", cpu);
+	if (cpu) {
+		put(b, cpu, "user", jsec(t->cpu_user));
+		put(b, cpu, "sys", jsec(t->cpu_sys));
+		put(b, cpu, "children", jsec(t->cpu_children));
+	}
 	/* the CPU the run was pinned to (pin.c); a list, so that merged
 	 * shards keep each one; [] = not pinned */
-	char cpu[16] = "";
-	if (t->cpu >= 0)
-		snprintf(cpu, sizeof(cpu), "%d", t->cpu);
-	fprintf(f, ",\n      \"fiemap_calls\": %" PRIu64 ", \"fiemap_extents\": %" PRIu64
-		",\n      \"cpu_seconds\": {\"user\": %.3f, \"sys\": %.3f, \"children\": %.3f}"
-		",\n      \"cpus\": [%s]"
-		",\n      \"seconds_per_file\": [", t->map_calls, t->map_extents,
-		t->cpu_user, t->cpu_sys, t->cpu_children, cpu);
-	for (int k = 0; k < DT_MAXFILES && k < c->nfiles; k++)
-		fprintf(f, "%s%.3f", k ? ", " : "", t->file_sec[k]);
-	fprintf(f, "]");
+	put(b, o, "cpus", cpus);
+	if (cpus && t->cpu >= 0)
+		put(b, cpus, NULL, json_integer(t->cpu));
+	put(b, o, "seconds_per_file", pf);
+	for (int k = 0; pf && k < DT_MAXFILES && k < c->nfiles; k++)
+		put(b, pf, NULL, jsec(t->file_sec[k]));
 }
 
 /* The kinds switched off by the probe, and the errno counts per kind. */
-static void json_target_errnos(FILE *f, const struct dt_tresult *t)
+static void json_target_errnos(struct jb *b, json_t *o, const struct dt_tresult *t)
 {
-	const char *sep = "";
+	json_t *dis = json_array(), *errs = json_object();
 
-	fprintf(f, ",\n      \"disabled_kinds\": [");
-	for (int k = 0; k < DT_NKINDS; k++)
-		if (t->disabled & (1u << k)) {
-			fprintf(f, "%s\"%s\"", sep, dt_kind_name(k));
-			sep = ", ";
-		}
-	fprintf(f, "],\n      \"errno\": {");
-	sep = "";
-	for (int k = 0; k < DT_NKINDS; k++) {
+	put(b, o, "disabled_kinds", dis);
+	for (int k = 0; dis && k < DT_NKINDS; k++)
+		if (t->disabled & (1u << k))
+			put(b, dis, NULL, json_string(dt_kind_name(k)));
+	put(b, o, "errno", errs);
+	for (int k = 0; errs && k < DT_NKINDS; k++) {
 		if (!t->kind_count[k])
 			continue;
-		fprintf(f, "%s\n        \"%s\": {", sep, dt_kind_name(k));
-		sep = ",";
-		const char *sep2 = "";
-		for (int e = 0; e < DT_NERRNO; e++)
+		json_t *e1 = json_object();
+		put(b, errs, dt_kind_name(k), e1);
+		for (int e = 0; e1 && e < DT_NERRNO; e++)
 			if (t->errs[k][e]) {
 				const char *nm = dt_errname(e);
 				char buf[16];
@@ -164,610 +234,356 @@ static void json_target_errnos(FILE *f, const struct dt_tresult *t)
 					snprintf(buf, sizeof(buf), "E%d", e);
 					nm = buf;
 				}
-				fprintf(f, "%s\"%s\": %" PRIu64, sep2, nm, t->errs[k][e]);
-				sep2 = ", ";
+				put(b, e1, nm, jcount(b, t->errs[k][e]));
 			}
-		fputc('}', f);
 	}
-	fprintf(f, "\n      }\n    }");
 }
 
-static void json_divs(FILE *f, const struct dt_campaign *c)
+static json_t *json_point(struct jb *b, const struct dt_divpoint *p)
 {
-	fprintf(f, "\n  ],\n  \"divergences\": [");
-	for (size_t i = 0; i < c->ndivs; i++) {
-		const struct dt_divrec *d = &c->divs[i];
-		fprintf(f, "%s\n    {\"target\": ", i ? "," : "");
-		jstr(f, d->target);
-		fprintf(f, ", \"kind\": \"%s\", \"file\": %d, \"op_index\": %" PRIu64 ", \"op\": ",
-			dt_divkind_name(d->kind), d->file, d->opno);
-		jstr(f, d->op);
-		fprintf(f, ", \"message\": ");
-		jstr(f, d->msg);
-		fprintf(f, ", \"reproducer\": ");
-		jstr(f, d->dir);
-		fprintf(f, ", \"shrunk_ops\": %zu, \"shrink_runs\": %" PRIu64 ", \"shrink_complete\": %s, "
-			"\"shrink_seconds\": %.2f}", d->shrunk_ops, d->shrink_tests,
-			d->shrink_complete ? "true" : "false", d->shrink_seconds);
+	json_t *o = json_object();
+
+	if (!o) {
+		b->rc = b->rc ? b->rc : -ENOMEM;
+		return NULL;
 	}
-	fprintf(f, "\n  ]\n}\n");
+	put(b, o, "kind", json_string(dt_divkind_name(p->kind)));
+	put(b, o, "file", json_integer(p->file));
+	put(b, o, "op_index", jcount(b, p->opno));
+	put(b, o, "op", jstring(p->op));
+	put(b, o, "message", jstring(p->msg));
+	return o;
 }
+
+static const char *const shrink_result_name[] = {
+	[DT_SHRINK_OFF] = "off", [DT_SHRUNK] = "shrunk", [DT_SHRINK_FLAKY] = "flaky",
+	[DT_SHRINK_NO_REPRO] = "not_reproduced", [DT_SHRINK_ERROR] = "error",
+};
+
+static json_t *json_div(struct jb *b, const struct dt_divrec *d)
+{
+	json_t *o = json_object(), *sh = json_object();
+	int res = d->shrink_result >= 0 && d->shrink_result <= DT_SHRINK_ERROR ?
+		  d->shrink_result : DT_SHRINK_ERROR;
+
+	put(b, o, "target", jstring(d->target));
+	put(b, o, "reproducer", jstring(d->dir));
+	put(b, o, "original", json_point(b, &d->orig));
+	put(b, o, "window_ops", jcount(b, d->window_ops));
+	put(b, o, "shrink", sh);
+	if (sh) {
+		put(b, sh, "result", json_string(shrink_result_name[res]));
+		put(b, sh, "runs", jcount(b, d->shrink_tests));
+		put(b, sh, "complete", json_boolean(d->shrink_complete));
+		put(b, sh, "seconds", jsec(d->shrink_seconds));
+	}
+	if (res == DT_SHRUNK) {
+		json_t *p = json_point(b, &d->shrunk);
+		put(b, o, "shrunk", p);
+		if (p)
+			put(b, p, "ops", jcount(b, d->shrunk_ops));
+	} else {
+		put(b, o, "shrunk", json_null());
+	}
+	return o;
+}
+
+/* How every report is printed: two-space indent, object keys in the
+ * order they were made, reals to 15 significant digits (what a double
+ * holds exactly in decimal, so a merged report read and written again
+ * prints the same). */
+#define DT_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15))
 
 int dt_report_json(FILE *f, const struct dt_campaign *c, const struct dt_tresult *r,
 		   int nr, double seconds)
 {
-	json_head(f, c, r, nr, seconds);
-	for (int i = 0; i < nr; i++) {
-		if (i)
-			fputc(',', f);
-		json_target_counts(f, c, &r[i]);
-		json_target_times(f, c, &r[i]);
-		json_target_errnos(f, &r[i]);
+	struct jb b = { 0 };
+	json_t *root = json_head(&b, c, r, nr, seconds);
+	json_t *ts = json_array(), *ds = json_array();
+
+	if (root) {
+		put(&b, root, "targets", ts);
+		ts = NULL;
+		put(&b, root, "divergences", ds);
+		ds = NULL;
 	}
-	json_divs(f, c);
-	return ferror(f) ? -EIO : 0;
+	json_t *tarr = json_object_get(root, "targets"), *darr = json_object_get(root, "divergences");
+	for (int i = 0; tarr && i < nr; i++) {
+		json_t *o = json_object();
+		put(&b, tarr, NULL, o);
+		if (!o)
+			break;
+		json_target_counts(&b, o, c, &r[i]);
+		json_target_times(&b, o, c, &r[i]);
+		json_target_errnos(&b, o, &r[i]);
+	}
+	for (size_t i = 0; darr && i < c->ndivs; i++)
+		put(&b, darr, NULL, json_div(&b, &c->divs[i]));
+	json_decref(ts);
+	json_decref(ds);
+	if (!b.rc && (!root || !tarr || !darr))
+		b.rc = -ENOMEM;
+	if (!b.rc && (json_dumpf(root, f, DT_JSON_FLAGS) || fputc('\n', f) == EOF))
+		b.rc = -EIO;
+	json_decref(root);
+	if (!b.rc && ferror(f))
+		b.rc = -EIO;
+	return b.rc;
 }
 
-/* ---- a small JSON tree ---- */
+/* ---- reading and merging reports ---- */
 
-/* Integers are kept exact (sign and 64-bit magnitude): counters and seeds
- * are 64-bit, and a double holds only 53 bits (seed 2^60 + 1 merged to
- * 2^60).  Numbers with a fraction or an exponent are doubles. */
-enum jt { J_NULL, J_BOOL, J_INT, J_NUM, J_STR, J_ARR, J_OBJ };
-struct jv {
-	enum jt t;
-	int neg;		/* J_INT: the value is -mag (mag <= 2^63) */
-	uint64_t mag;
-	double num;		/* J_NUM */
-	char *str;		/* J_STR */
-	int b;
-	struct jv **kids;	/* J_ARR, J_OBJ */
-	char **keys;		/* J_OBJ */
-	size_t n, cap, kcap;
-};
-
-struct jp {
-	const char *s, *end;
-	const char *err;
-};
-
+/* Deeper than any report: refused before the merge walks it. */
 #define J_MAX_DEPTH 64
 #define J_MAX_BYTES ((size_t)64 << 20)
 
-static void jfree(struct jv *v)
+static int too_deep(const json_t *v, int depth)
 {
-	if (!v)
-		return;
-	for (size_t i = 0; i < v->n; i++) {
-		jfree(v->kids[i]);
-		if (v->keys)
-			free(v->keys[i]);
+	const char *k;
+	json_t *kid;
+	size_t i;
+
+	if (depth > J_MAX_DEPTH)
+		return 1;
+	if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, k, kid)
+			if (too_deep(kid, depth + 1))
+				return 1;
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, kid)
+			if (too_deep(kid, depth + 1))
+				return 1;
 	}
-	free(v->kids);
-	free(v->keys);
-	free(v->str);
-	free(v);
-}
-
-static void ws(struct jp *p)
-{
-	while (p->s < p->end && strchr(" \t\r\n", *p->s))
-		p->s++;
-}
-
-static int peek(const struct jp *p)
-{
-	return p->s < p->end ? (unsigned char)*p->s : -1;
-}
-
-/* Append kid (and key, for an object): both owned by v afterwards, or
- * freed on failure.  0 or -ENOMEM. */
-static int jadd(struct jv *v, char *key, struct jv *kid)
-{
-	if (!kid || RM_VEC_RESERVE(&v->kids, &v->cap, v->n + 1, 8) ||
-	    (v->t == J_OBJ && (!key || RM_VEC_RESERVE(&v->keys, &v->kcap, v->n + 1, 8)))) {
-		free(key);
-		jfree(kid);
-		return -ENOMEM;
-	}
-	if (v->t == J_OBJ)
-		v->keys[v->n] = key;
-	else
-		free(key);
-	v->kids[v->n++] = kid;
 	return 0;
 }
 
-static int hexval(int c)
-{
-	return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1;
-}
-
-/* One escape after the backslash: the character, or -1 (p->err set). */
-static int jescape(struct jp *p)
-{
-	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-	int e = peek(p);
-	const char *k = e > 0 ? strchr(from, e) : NULL;
-
-	p->s++;
-	if (k)
-		return to[k - from];
-	if (e != 'u') {
-		p->err = "bad escape in a string";
-		return -1;
-	}
-	unsigned u = 0;
-	for (int i = 0; i < 4; i++, p->s++) {
-		int h = hexval(peek(p));
-		if (h < 0) {
-			p->err = "bad \\u escape in a string";
-			return -1;
-		}
-		u = u * 16 + (unsigned)h;
-	}
-	if (!u) {
-		p->err = "\\u0000 in a string";
-		return -1;
-	}
-	return u < 0x80 ? (int)u : '?';	/* what jstr() writes is ASCII */
-}
-
-static char *jparse_str(struct jp *p)
-{
-	size_t cap = 0, n = 0;
-	char *o = NULL;
-
-	if (peek(p) != '"') {
-		p->err = "expected a string";
-		return NULL;
-	}
-	p->s++;
-	for (;;) {
-		int ch = peek(p);
-		if (ch < 0 || ch < 0x20) {
-			p->err = ch < 0 ? "unterminated string" : "control character in a string";
-			free(o);
-			return NULL;
-		}
-		p->s++;
-		if (ch == '"')
-			break;
-		if (ch == '\\' && (ch = jescape(p)) < 0) {
-			free(o);
-			return NULL;
-		}
-		if (RM_VEC_RESERVE(&o, &cap, n + 2, 64)) {
-			free(o);
-			p->err = "out of memory";
-			return NULL;
-		}
-		o[n++] = (char)ch;
-	}
-	if (!o && !(o = malloc(1)))
-		p->err = "out of memory";
-	else
-		o[n] = 0;
-	return o;
-}
-
-/* A JSON number (RFC 8259 grammar, nothing more: no "+1", "0x10", "nan",
- * "1."): an exact J_INT when it has neither fraction nor exponent. */
-static int jparse_num(struct jp *p, struct jv *v)
-{
-	const char *st = p->s;
-	int frac = 0;
-
-	v->neg = peek(p) == '-';
-	p->s += v->neg;
-	if (!isdigit(peek(p)))
-		return p->err = "unexpected character", -1;
-	if (peek(p) == '0' && p->s + 1 < p->end && isdigit((unsigned char)p->s[1]))
-		return p->err = "number with a leading zero", -1;
-	while (isdigit(peek(p)))
-		p->s++;
-	if (peek(p) == '.') {
-		p->s++;
-		if (!isdigit(peek(p)))
-			return p->err = "bad number", -1;
-		while (isdigit(peek(p)))
-			p->s++;
-		frac = 1;
-	}
-	if (peek(p) == 'e' || peek(p) == 'E') {
-		p->s++;
-		if (peek(p) == '+' || peek(p) == '-')
-			p->s++;
-		if (!isdigit(peek(p)))
-			return p->err = "bad number", -1;
-		while (isdigit(peek(p)))
-			p->s++;
-		frac = 1;
-	}
-	char tok[512];
-	size_t len = (size_t)(p->s - st);
-	if (len >= sizeof(tok))
-		return p->err = "number too long", -1;
-	memcpy(tok, st, len);
-	tok[len] = 0;
-	errno = 0;
-	if (frac) {
-		v->t = J_NUM;
-		v->num = strtod(tok, NULL);
-		if (!isfinite(v->num))
-			return p->err = "number out of range", -1;
-		return 0;
-	}
-	v->t = J_INT;
-	v->mag = strtoull(tok + v->neg, NULL, 10);
-	if (errno == ERANGE || (v->neg && v->mag > (uint64_t)1 << 63))
-		return p->err = "integer out of 64-bit range", -1;
-	v->neg &= v->mag != 0;
-	return 0;
-}
-
-static struct jv *jparse(struct jp *p, int depth);
-
-static int jhas_key(const struct jv *o, const char *key)
-{
-	for (size_t i = 0; i < o->n; i++)
-		if (!strcmp(o->keys[i], key))
-			return 1;
-	return 0;
-}
-
-/* The members of an array or object, after its opening bracket. */
-static int jparse_members(struct jp *p, struct jv *v, int depth)
-{
-	char close = v->t == J_OBJ ? '}' : ']';
-
-	ws(p);
-	if (peek(p) == close) {
-		p->s++;
-		return 0;
-	}
-	for (;;) {
-		char *key = NULL;
-		ws(p);
-		if (v->t == J_OBJ) {
-			if (!(key = jparse_str(p)))
-				return -1;
-			ws(p);
-			if (peek(p) != ':' || jhas_key(v, key)) {
-				p->err = peek(p) != ':' ? "expected ':'" : "a key twice in an object";
-				free(key);
-				return -1;
-			}
-			p->s++;
-		}
-		struct jv *kid = jparse(p, depth + 1);
-		if (!kid) {
-			free(key);
-			return -1;
-		}
-		if (jadd(v, key, kid))
-			return p->err = "out of memory", -1;
-		ws(p);
-		int c = peek(p);
-		p->s += c >= 0;
-		if (c == close)
-			return 0;
-		if (c != ',')
-			return p->err = "expected ',' or a closing bracket", -1;
-	}
-}
-
-static struct jv *jparse(struct jp *p, int depth)
-{
-	struct jv *v = calloc(1, sizeof(*v));
-	int rc = 0;
-
-	if (!v) {
-		p->err = "out of memory";
-		return NULL;
-	}
-	ws(p);
-	int c = peek(p);
-	size_t left = (size_t)(p->end - p->s);
-	if (depth > J_MAX_DEPTH) {
-		p->err = "nested too deeply";
-		rc = -1;
-	} else if (c == '{' || c == '[') {
-		v->t = c == '{' ? J_OBJ : J_ARR;
-		p->s++;
-		rc = jparse_members(p, v, depth);
-	} else if (c == '"') {
-		v->t = J_STR;
-		rc = (v->str = jparse_str(p)) ? 0 : -1;
-	} else if (left >= 4 && !strncmp(p->s, "true", 4)) {
-		v->t = J_BOOL;
-		v->b = 1;
-		p->s += 4;
-	} else if (left >= 5 && !strncmp(p->s, "false", 5)) {
-		v->t = J_BOOL;
-		p->s += 5;
-	} else if (left >= 4 && !strncmp(p->s, "null", 4)) {
-		p->s += 4;
-	} else {
-		rc = jparse_num(p, v);
-	}
-	if (rc) {
-		jfree(v);
-		return NULL;
-	}
-	return v;
-}
-
-static struct jv *jget(const struct jv *o, const char *key)
-{
-	if (!o || o->t != J_OBJ)
-		return NULL;
-	for (size_t i = 0; i < o->n; i++)
-		if (!strcmp(o->keys[i], key))
-			return o->kids[i];
-	return NULL;
-}
-
-static struct jv *jclone(const struct jv *v)
-{
-	struct jv *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->t = v->t;
-	c->neg = v->neg;
-	c->mag = v->mag;
-	c->num = v->num;
-	c->b = v->b;
-	if (v->str && !(c->str = strdup(v->str))) {
-		free(c);
-		return NULL;
-	}
-	for (size_t i = 0; i < v->n; i++) {
-		char *k = NULL;
-		if ((v->keys && !(k = strdup(v->keys[i]))) || jadd(c, k, jclone(v->kids[i]))) {
-			jfree(c);
-			return NULL;
-		}
-	}
-	return c;
-}
-
-static double jnum(const struct jv *v)
-{
-	return v->t == J_NUM ? v->num : v->neg ? -(double)v->mag : (double)v->mag;
-}
-
-/* Exact integer arithmetic on sign and magnitude. */
-static int jint_cmp(const struct jv *a, const struct jv *b)
-{
-	if (a->neg != b->neg)
-		return a->neg ? -1 : 1;
-	int c = a->mag < b->mag ? -1 : a->mag > b->mag;
-	return a->neg ? -c : c;
-}
-
-static int jint_add(struct jv *d, const struct jv *s)
-{
-	if (d->neg == s->neg) {
-		if (d->mag > UINT64_MAX - s->mag || (d->neg && d->mag + s->mag > (uint64_t)1 << 63))
-			return -ERANGE;
-		d->mag += s->mag;
-	} else if (d->mag >= s->mag) {
-		d->mag -= s->mag;
-	} else {
-		d->mag = s->mag - d->mag;
-		d->neg = s->neg;
-	}
-	d->neg &= d->mag != 0;
-	return 0;
-}
-
+/* Keys whose numbers take the maximum when merged (the rest add up). */
 static int is_max_key(const char *k)
 {
-	return !strncmp(k, "max_", 4) || !strcmp(k, "seconds") || !strcmp(k, "seed") ||
-	       !strcmp(k, "version") || !strcmp(k, "files") || !strcmp(k, "check_every") ||
-	       !strcmp(k, "blocksize") || !strcmp(k, "op_index") || !strcmp(k, "file");
+	return !strncmp(k, "max_", 4) || !strcmp(k, "seconds") || !strcmp(k, "files") ||
+	       !strcmp(k, "check_every") || !strcmp(k, "blocksize") || !strcmp(k, "fsck_every");
+}
+
+/* Keys whose values must be the same in every report merged: shards of
+ * one campaign share the seed and the layout. */
+static int is_same_key(const char *k)
+{
+	return !strcmp(k, "seed") || !strcmp(k, "version");
 }
 
 struct jm {
 	char *err;
 	size_t errn;
 	const char *file;	/* the report being merged in */
+	int rc;			/* why the merge failed: -errno */
 };
 
-static int jmerge(struct jm *m, struct jv *dst, const struct jv *src, const char *key);
+static const char *tname(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
 
-/* Numbers: max_* and the like take the maximum, counters add up. */
-static int jmerge_num(struct jm *m, struct jv *dst, const struct jv *src, const char *key)
+static json_t *jmerge(struct jm *m, json_t *dst, json_t *src, const char *key);
+
+static json_t *oom(struct jm *m)
+{
+	snprintf(m->err, m->errn, "out of memory");
+	m->rc = -ENOMEM;
+	return NULL;
+}
+
+/* v, or the out-of-memory failure when v could not be made. */
+static json_t *made(struct jm *m, json_t *v)
+{
+	return v ? v : oom(m);
+}
+
+/* Numbers: max_* and the like take the maximum, counters add up; exact
+ * while both are integers. */
+static json_t *jmerge_num(struct jm *m, json_t *dst, json_t *src, const char *key)
 {
 	int max = key && is_max_key(key);
+	json_t *r;
 
-	if (dst->t == J_INT && src->t == J_INT) {
-		if (max) {
-			if (jint_cmp(src, dst) > 0)
-				*dst = *src;
-			return 0;
-		}
-		if (jint_add(dst, src)) {
+	if (json_is_integer(dst) && json_is_integer(src)) {
+		json_int_t a = json_integer_value(dst), b = json_integer_value(src), s;
+		if (max)
+			return made(m, json_integer(a > b ? a : b));
+		if (__builtin_add_overflow(a, b, &s)) {
 			snprintf(m->err, m->errn, "%s: \"%s\" overflows 64 bits when added up",
 				 m->file, key ? key : "?");
-			return -ERANGE;
+			m->rc = -ERANGE;
+			return NULL;
 		}
-		return 0;
+		return made(m, json_integer(s));
 	}
-	double a = jnum(dst), b = jnum(src), r = max ? fmax(a, b) : a + b;
-	if (!isfinite(r)) {
+	double a = json_number_value(dst), b = json_number_value(src);
+	double s = max ? fmax(a, b) : a + b;
+	if (!isfinite(s)) {
 		snprintf(m->err, m->errn, "%s: \"%s\" overflows a double when added up",
 			 m->file, key ? key : "?");
-		return -ERANGE;
+		m->rc = -ERANGE;
+		return NULL;
 	}
-	dst->t = J_NUM;
-	dst->num = r;
-	return 0;
+	r = json_real(s);
+	return made(m, r);
 }
 
-static int jmerge_str(struct jv *dst, const struct jv *src, const char *key)
+static json_t *jmerge_str(struct jm *m, json_t *dst, json_t *src, const char *key)
 {
-	char *s = NULL;
+	const char *d = json_string_value(dst), *s = json_string_value(src);
 
-	if (key && !strcmp(key, "shard")) {
-		s = strdup("merged");
-	} else if (key && (!strcmp(key, "notes") || !strcmp(key, "error")) &&
-		   strcmp(dst->str, src->str) && src->str[0]) {
-		size_t l = strlen(dst->str) + strlen(src->str) + 4;
-		if ((s = malloc(l)))
-			snprintf(s, l, "%s%s%s", dst->str, dst->str[0] ? " | " : "", src->str);
-	} else {
-		return 0;
+	if (key && !strcmp(key, "shard"))
+		return made(m, json_string("merged"));
+	if (key && (!strcmp(key, "notes") || !strcmp(key, "error")) && strcmp(d, s) && s[0]) {
+		size_t l = strlen(d) + strlen(s) + 4;
+		char *c = malloc(l);
+		if (!c)
+			return oom(m);
+		snprintf(c, l, "%s%s%s", d, d[0] ? " | " : "", s);
+		json_t *r = json_string(c);
+		free(c);
+		return made(m, r);
 	}
-	if (!s)
-		return -ENOMEM;
-	free(dst->str);
-	dst->str = s;
-	return 0;
+	return json_incref(dst);
 }
 
-static int jmerge_obj(struct jm *m, struct jv *dst, const struct jv *src)
+static json_t *jmerge_obj(struct jm *m, json_t *dst, json_t *src)
 {
-	int rc = 0;
+	const char *k;
+	json_t *v;
 
-	for (size_t i = 0; i < src->n && !rc; i++) {
-		struct jv *d = jget(dst, src->keys[i]);
-		if (d)
-			rc = jmerge(m, d, src->kids[i], src->keys[i]);
-		else
-			rc = jadd(dst, strdup(src->keys[i]), jclone(src->kids[i]));
+	json_object_foreach(src, k, v) {
+		json_t *d = json_object_get(dst, k);
+		json_t *r = d ? jmerge(m, d, v, k) : json_deep_copy(v);
+		if (!r)
+			return d ? NULL : oom(m);
+		if (json_object_set_new(dst, k, r))
+			return oom(m);
 	}
-	return rc;
+	return json_incref(dst);
 }
 
 /* Arrays: the entries of "targets" merge by name, others append. */
-static int jmerge_arr(struct jm *m, struct jv *dst, const struct jv *src, const char *key)
+static json_t *jmerge_arr(struct jm *m, json_t *dst, json_t *src, const char *key)
 {
-	int by_name = key && !strcmp(key, "targets"), rc = 0;
+	int by_name = key && !strcmp(key, "targets");
+	size_t i, k;
+	json_t *s;
 
-	for (size_t i = 0; i < src->n && !rc; i++) {
-		const struct jv *s = src->kids[i], *name = jget(s, "name");
-		struct jv *match = NULL;
-		if (by_name && name && name->t == J_STR)
-			for (size_t k = 0; k < dst->n && !match; k++) {
-				struct jv *dn = jget(dst->kids[k], "name");
-				if (dn && dn->t == J_STR && !strcmp(dn->str, name->str))
-					match = dst->kids[k];
-			}
-		rc = match ? jmerge(m, match, s, NULL) : jadd(dst, NULL, jclone(s));
+	json_array_foreach(src, i, s) {
+		const char *name = json_string_value(json_object_get(s, "name"));
+		json_t *d, *match = NULL;
+		if (by_name && name)
+			json_array_foreach(dst, k, d)
+				if (!match && json_string_value(json_object_get(d, "name")) &&
+				    !strcmp(json_string_value(json_object_get(d, "name")), name))
+					match = d;
+		json_t *r = match ? jmerge(m, match, s, NULL) : json_deep_copy(s);
+		if (!r)
+			return match ? NULL : oom(m);
+		/* a merged entry is match itself, already in dst */
+		if (match)
+			json_decref(r);
+		else if (json_array_append_new(dst, r))
+			return oom(m);
 	}
-	return rc;
+	return json_incref(dst);
 }
 
-/* Merge src into dst (dst owns its tree): 0, or -errno with m->err set
- * when the two disagree on a value's type. */
-static int jmerge(struct jm *m, struct jv *dst, const struct jv *src, const char *key)
+/* Merge src into dst: a new reference to the merged value (dst itself
+ * for objects and arrays), or NULL with m->err set. */
+static json_t *jmerge(struct jm *m, json_t *dst, json_t *src, const char *key)
 {
-	static const char *const tname[] = { "null", "a boolean", "a number", "a number",
-					     "a string", "an array", "an object" };
-	int dn = dst->t == J_INT || dst->t == J_NUM, sn = src->t == J_INT || src->t == J_NUM;
-	int rc;
-
-	if (dn && sn)
-		rc = jmerge_num(m, dst, src, key);
-	else if (dst->t != src->t) {
+	if (json_is_number(dst) && json_is_number(src) && !(key && is_same_key(key)))
+		return jmerge_num(m, dst, src, key);
+	if (json_typeof(dst) != json_typeof(src) &&
+	    !(json_is_boolean(dst) && json_is_boolean(src)) &&
+	    !(json_is_number(dst) && json_is_number(src))) {
 		snprintf(m->err, m->errn, "%s: \"%s\" is %s where the reports before had %s",
-			 m->file, key ? key : "(array entry)", tname[src->t], tname[dst->t]);
-		return -EINVAL;
-	} else if (dst->t == J_STR)
-		rc = jmerge_str(dst, src, key);
-	else if (dst->t == J_OBJ)
-		rc = jmerge_obj(m, dst, src);
-	else if (dst->t == J_ARR)
-		rc = jmerge_arr(m, dst, src, key);
-	else
-		rc = 0;		/* booleans and nulls: the first report's */
-	if (rc == -ENOMEM)
-		snprintf(m->err, m->errn, "out of memory");
-	return rc;
+			 m->file, key ? key : "(array entry)", tname(src), tname(dst));
+		m->rc = -EINVAL;
+		return NULL;
+	}
+	if (key && is_same_key(key) && !json_equal(dst, src)) {
+		char *a = json_dumps(dst, JSON_ENCODE_ANY), *b = json_dumps(src, JSON_ENCODE_ANY);
+		snprintf(m->err, m->errn, "%s: \"%s\" is %s where the reports before had %s: "
+			 "not shards of one campaign", m->file, key, b ? b : "?", a ? a : "?");
+		free(a);
+		free(b);
+		m->rc = -EINVAL;
+		return NULL;
+	}
+	if (json_is_string(dst))
+		return jmerge_str(m, dst, src, key);
+	if (json_is_object(dst))
+		return jmerge_obj(m, dst, src);
+	if (json_is_array(dst))
+		return jmerge_arr(m, dst, src, key);
+	return json_incref(dst);	/* booleans, nulls, equal seeds: the first report's */
 }
 
 /* ops_per_sec of merged targets: ops / wall seconds (shards ran in parallel) */
-static void fix_rates(struct jv *root)
+static int fix_rates(json_t *root)
 {
-	struct jv *ts = jget(root, "targets");
-	for (size_t i = 0; ts && ts->t == J_ARR && i < ts->n; i++) {
-		struct jv *ops = jget(ts->kids[i], "ops"), *sec = jget(ts->kids[i], "seconds");
-		struct jv *r = jget(ts->kids[i], "ops_per_sec");
-		struct jv *sh = jget(ts->kids[i], "shrink_seconds");
-		int num = ops && sec && r && (ops->t == J_INT || ops->t == J_NUM) &&
-			  (sec->t == J_INT || sec->t == J_NUM) && (r->t == J_INT || r->t == J_NUM);
-		double busy = num ? jnum(sec) - (sh && (sh->t == J_INT || sh->t == J_NUM) ? jnum(sh) : 0) : 0;
-		if (busy > 0) {
-			r->t = J_NUM;
-			r->num = jnum(ops) / busy;
-		}
-	}
-}
+	json_t *t;
+	size_t i;
 
-static void jwrite(FILE *f, const struct jv *v, int ind)
-{
-	switch (v->t) {
-	case J_NULL: fputs("null", f); break;
-	case J_BOOL: fputs(v->b ? "true" : "false", f); break;
-	case J_INT: fprintf(f, "%s%" PRIu64, v->neg ? "-" : "", v->mag); break;
-	case J_NUM:
-		if (v->num == 0)	/* not "-0": it would read back as an integer 0 */
-			fputs("0", f);
-		else if (v->num == floor(v->num) && fabs(v->num) < 9e15)
-			fprintf(f, "%.0f", v->num);
-		else
-			fprintf(f, "%.3f", v->num);
-		break;
-	case J_STR: jstr(f, v->str); break;
-	case J_ARR:
-	case J_OBJ:
-		fputc(v->t == J_ARR ? '[' : '{', f);
-		for (size_t i = 0; i < v->n; i++) {
-			fprintf(f, "%s\n%*s", i ? "," : "", ind + 2, "");
-			if (v->t == J_OBJ) {
-				jstr(f, v->keys[i]);
-				fputs(": ", f);
-			}
-			jwrite(f, v->kids[i], ind + 2);
-		}
-		if (v->n)
-			fprintf(f, "\n%*s", ind, "");
-		fputc(v->t == J_ARR ? ']' : '}', f);
+	json_array_foreach(json_object_get(root, "targets"), i, t) {
+		json_t *ops = json_object_get(t, "ops"), *sec = json_object_get(t, "seconds");
+		json_t *r = json_object_get(t, "ops_per_sec"), *sh = json_object_get(t, "shrink_seconds");
+		if (!json_is_number(ops) || !json_is_number(sec) || !json_is_number(r))
+			continue;
+		double busy = json_number_value(sec) - json_number_value(sh);
+		if (busy > 0 && json_object_set_new(t, "ops_per_sec",
+						    json_real(json_number_value(ops) / busy)))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 /* One report's text, parsed and checked to be a difftest report. */
-static struct jv *parse_report(const char *buf, size_t len, const char *name, char *err,
-			       size_t errn)
+static json_t *parse_report(const char *buf, size_t len, const char *name, char *err,
+			    size_t errn)
 {
-	struct jp p = { .s = buf, .end = buf + len };
-	struct jv *v = NULL;
-	const char *why = NULL;
+	json_error_t je;
+	json_t *v = NULL;
 
-	if (len && memchr(buf, 0, len))
-		why = "a NUL byte";
-	else if ((v = jparse(&p, 0)) && (ws(&p), p.s < p.end))
-		why = "trailing characters";
-	else if (!v)
-		why = p.err ? p.err : "out of memory";
-	if (why) {
-		snprintf(err, errn, "%s: not JSON (%s at byte %td)", name, why, p.s - buf);
-		jfree(v);
+	if (len && memchr(buf, 0, len)) {
+		snprintf(err, errn, "%s: not JSON (a NUL byte at byte %td)", name,
+			 (const char *)memchr(buf, 0, len) - buf);
 		return NULL;
 	}
-	struct jv *tool = jget(v, "tool"), *ts = jget(v, "targets"), *ds = jget(v, "divergences");
-	if (v->t != J_OBJ || !tool || tool->t != J_STR || strcmp(tool->str, "difftest"))
+	if (!(v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je))) {
+		snprintf(err, errn, "%s: not JSON (%s, line %d column %d)", name, je.text, je.line,
+			 je.column);
+		return NULL;
+	}
+	const char *why = NULL;
+	json_t *ts = json_object_get(v, "targets"), *ds = json_object_get(v, "divergences"), *t;
+	size_t i;
+	if (too_deep(v, 0))
+		why = "nested too deeply";
+	else if (!json_is_object(v) || !json_is_string(json_object_get(v, "tool")) ||
+		 strcmp(json_string_value(json_object_get(v, "tool")), "difftest"))
 		why = "no \"tool\": \"difftest\" at the top";
-	else if ((ts && ts->t != J_ARR) || (ds && ds->t != J_ARR))
+	else if ((ts && !json_is_array(ts)) || (ds && !json_is_array(ds)))
 		why = "\"targets\" or \"divergences\" is not an array";
-	for (size_t i = 0; !why && ts && i < ts->n; i++)
-		if (ts->kids[i]->t != J_OBJ)
+	json_array_foreach(ts, i, t)
+		if (!why && !json_is_object(t))
 			why = "an entry of \"targets\" is not an object";
 	if (why) {
 		snprintf(err, errn, "%s: not a difftest JSON report (%s)", name, why);
-		jfree(v);
+		json_decref(v);
 		return NULL;
 	}
 	return v;
@@ -776,43 +592,50 @@ static struct jv *parse_report(const char *buf, size_t len, const char *name, ch
 int dt_report_merge_mem(const char *const *bufs, const size_t *lens, const char *const *names,
 			int n, FILE *out, char *err, size_t errn)
 {
-	struct jv *root = NULL;
+	json_t *root = NULL;
 	int rc = 0;
 
 	for (int i = 0; i < n && !rc; i++) {
-		struct jv *v = parse_report(bufs[i], lens[i], names[i], err, errn);
+		json_t *v = parse_report(bufs[i], lens[i], names[i], err, errn);
 		struct jm m = { .err = err, .errn = errn, .file = names[i] };
-		if (!v)
+		if (!v) {
 			rc = -EINVAL;
-		else if (!root)
-			root = v, v = NULL;
-		else
-			rc = jmerge(&m, root, v, NULL);
-		jfree(v);
+		} else if (!root) {
+			root = v;
+			v = NULL;
+		} else {
+			json_t *r = jmerge(&m, root, v, NULL);
+			if (!r)
+				rc = m.rc ? m.rc : -EINVAL;
+			json_decref(r);
+		}
+		json_decref(v);
 	}
 	if (!rc && !root) {
 		snprintf(err, errn, "no reports to merge");
 		rc = -EINVAL;
 	}
-	struct jv *sh = jget(root, "shard");
-	if (!rc && sh && sh->t == J_STR && n > 1) {
-		free(sh->str);
-		if (!(sh->str = strdup("merged")))
-			rc = -ENOMEM;
-	}
+	if (!rc && n > 1 && json_is_string(json_object_get(root, "shard")) &&
+	    json_object_set_new(root, "shard", json_string("merged")))
+		rc = -ENOMEM;
+	if (!rc && (rc = fix_rates(root)))
+		snprintf(err, errn, "out of memory");
 	if (!rc) {
-		fix_rates(root);
-		jwrite(out, root, 0);
-		fputc('\n', out);
-		rc = ferror(out) ? -EIO : 0;
-		if (rc)
+		char *text = json_dumps(root, DT_JSON_FLAGS);
+		if (!text) {
+			snprintf(err, errn, "out of memory");
+			rc = -ENOMEM;
+		} else if (fputs(text, out) == EOF || fputc('\n', out) == EOF || ferror(out)) {
 			snprintf(err, errn, "cannot write the merged report");
+			rc = -EIO;
+		}
+		free(text);
 	}
-	jfree(root);
+	json_decref(root);
 	return rc;
 }
 
-/* The whole of a report file, NUL-terminated: 0 or -errno (err set). */
+/* The whole of a report file: 0 or -errno (err set). */
 static int slurp(const char *path, char **buf, size_t *len, char *err, size_t errn)
 {
 	FILE *f = fopen(path, "r");
@@ -841,7 +664,6 @@ static int slurp(const char *path, char **buf, size_t *len, char *err, size_t er
 		free(b);
 		return rc;
 	}
-	b[n] = 0;
 	*buf = b;
 	*len = n;
 	return 0;

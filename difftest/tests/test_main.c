@@ -146,7 +146,7 @@ static void test_valid_edges(void **state)
 	assert_non_null(f);
 	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
 	fclose(f);
-	assert_non_null(strstr(buf, "\"seed\": 18446744073709551615,"));
+	assert_non_null(strstr(buf, "\"seed\": \"18446744073709551615\","));
 	assert_non_null(strstr(buf, "\"ops_per_target\": 100,"));
 	assert_int_equal(run("-t model -N 10 -S 0x10 -q"), 0);
 	assert_int_equal(run("-t model -N 10 -S -1 -q"), 0);	/* 2^64 - 1, as before */

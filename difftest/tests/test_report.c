@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_report.c - the JSON report (report.c) and its merge, in process:
- *  - dt_report_json() writes a report the merge reads back, with the
- *    counters, divergences and the 64-bit seed as given;
+ *  - dt_report_json() writes a report the merge reads back: the counters,
+ *    the seed as an exact decimal string (2^60 + 1, 2^64 - 1), and each
+ *    divergence's fields under the run they come from (original: the
+ *    campaign's run; shrunk: the reproducer's log, null when not shrunk);
+ *    a counter past INT64_MAX is refused, not wrapped;
  *  - merging two reports adds counters, takes the maximum of max_* and
  *    seconds, merges targets by name, appends divergences, marks the
- *    shard "merged", and keeps integers exact (2^60 + 1, 2^64 - 1);
+ *    shard "merged", and keeps integers exact (2^53 + 2, INT64_MAX);
  *  - malformed input (not JSON, trailing bytes, a NUL, leading zeros,
  *    bad escapes, duplicate keys, deep nesting, not a difftest report,
- *    a type clash between reports, counters overflowing 64 bits) is
- *    refused with a message naming the report, and nothing is written.
+ *    a type clash between reports, counters overflowing 64 bits, reports
+ *    of different seeds or layouts) is refused with a message naming the
+ *    report, and nothing is written.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -61,6 +65,16 @@ static char *report_of(struct dt_campaign *c, struct dt_tresult *r, int nr)
 	return text;
 }
 
+static void point(struct dt_divpoint *p, int kind, int file, uint64_t opno, const char *op,
+		  const char *msg)
+{
+	p->kind = kind;
+	p->file = file;
+	p->opno = opno;
+	snprintf(p->op, sizeof(p->op), "%s", op);
+	snprintf(p->msg, sizeof(p->msg), "%s", msg);
+}
+
 static void test_report_roundtrip(void **state)
 {
 	(void)state;
@@ -68,74 +82,107 @@ static void test_report_roundtrip(void **state)
 				 .nfiles = 2, .shard_n = 1 };
 	struct dt_tresult r[2] = { { .blocksize = 4096, .ops = 500, .seconds = 2, .cpu = -1 },
 				   { .blocksize = 4096, .ops = 500, .seconds = 3, .cpu = 1 } };
-	struct dt_divrec d = { .kind = DV_MAP, .file = 1, .opno = 77, .shrunk_ops = 3,
-			       .shrink_tests = 40, .shrink_complete = 1 };
+	struct dt_divrec d[2] = { { .window_ops = 90, .shrink_result = DT_SHRUNK, .shrunk_ops = 3,
+				    .shrink_tests = 40, .shrink_complete = 1 },
+				  { .window_ops = 12, .shrink_result = DT_SHRINK_OFF } };
 	snprintf(r[0].name, sizeof(r[0].name), "model");
 	snprintf(r[1].name, sizeof(r[1].name), "faulty:wrong-errno");
 	snprintf(r[1].notes, sizeof(r[1].notes), "quote \" and\nnewline");
-	r[1].divergences = 1;
+	r[1].divergences = 2;
 	r[0].kind_count[DT_PWRITE] = 7;
 	r[0].errs[DT_PWRITE][0] = 7;
-	snprintf(d.target, sizeof(d.target), "faulty:wrong-errno");
-	snprintf(d.op, sizeof(d.op), "f1 finsert 4096 4096");
-	c.divs = &d;
-	c.ndivs = 1;
+	for (int i = 0; i < 2; i++) {
+		snprintf(d[i].target, sizeof(d[i].target), "faulty:wrong-errno");
+		snprintf(d[i].dir, sizeof(d[i].dir), "out/div-%d", i + 1);
+	}
+	/* the run's op 77 on file 1; the shrunk log's op 2 on its f0 */
+	point(&d[0].orig, DV_MAP, 1, 77, "f1 finsert 4096 4096", "map: run");
+	point(&d[0].shrunk, DV_MAP, 0, 2, "f0 finsert 0 4096", "map: shrunk");
+	point(&d[1].orig, DV_RET, 3, 11, "f3 fcollapse 0 4096", "return: run");
+	c.divs = d;
+	c.ndivs = 2;
 	char *text = report_of(&c, r, 2), *out, err[256];
 	const char *in[1] = { text };
 	assert_int_equal(merge(1, in, &out, err, sizeof(err)), 0);
 	squeeze(out);
-	assert_non_null(strstr(out, "\"seed\":1152921504606846977,"));
-	assert_non_null(strstr(out, "\"divergence_count\":1,"));
+	assert_non_null(strstr(out, "\"version\":2,"));
+	assert_non_null(strstr(out, "\"seed\":\"1152921504606846977\","));
+	assert_non_null(strstr(out, "\"divergence_count\":2,"));
 	assert_non_null(strstr(out, "\"notes\":\"quote\\\"and\\nnewline\""));
 	assert_non_null(strstr(out, "\"ops_per_kind\":{\"pwrite\":7}"));
-	assert_non_null(strstr(out, "\"op_index\":77,"));
-	assert_non_null(strstr(out, "\"shrink_complete\":true"));
 	assert_non_null(strstr(out, "\"cpus\":[1]"));
+	assert_non_null(strstr(out, "{\"target\":\"faulty:wrong-errno\",\"reproducer\":\"out/div-1\","
+				    "\"original\":{\"kind\":\"map\",\"file\":1,\"op_index\":77,"
+				    "\"op\":\"f1finsert40964096\",\"message\":\"map:run\"},"
+				    "\"window_ops\":90,\"shrink\":{\"result\":\"shrunk\",\"runs\":40,"
+				    "\"complete\":true,\"seconds\":0.0},\"shrunk\":{\"kind\":\"map\","
+				    "\"file\":0,\"op_index\":2,\"op\":\"f0finsert04096\","
+				    "\"message\":\"map:shrunk\",\"ops\":3}}"));
+	assert_non_null(strstr(out, "\"original\":{\"kind\":\"return\",\"file\":3,\"op_index\":11,"
+				    "\"op\":\"f3fcollapse04096\",\"message\":\"return:run\"},"
+				    "\"window_ops\":12,\"shrink\":{\"result\":\"off\",\"runs\":0,"
+				    "\"complete\":false,\"seconds\":0.0},\"shrunk\":null}"));
 	free(out);
+	free(text);
+	/* an unsigned seed above INT64_MAX, exact */
+	c.base_seed = UINT64_MAX;
+	text = report_of(&c, r, 2);
+	assert_non_null(strstr(text, "\"seed\": \"18446744073709551615\","));
+	free(text);
+	/* a counter past INT64_MAX is refused, never written wrapped */
+	r[0].syscalls = (uint64_t)INT64_MAX + 1;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(dt_report_json(f, &c, r, 2, 1.0), -EOVERFLOW);
+	fclose(f);
+	assert_int_equal(len, 0);
 	free(text);
 }
 
 static void test_merge_adds_up(void **state)
 {
 	(void)state;
-	const char *a = "{\"tool\": \"difftest\", \"seed\": 1152921504606846977, \"shard\": \"0/2\", "
+	const char *a = "{\"tool\": \"difftest\", \"seed\": \"18446744073709551615\", \"shard\": \"0/2\", "
 			"\"divergence_count\": 1, \"targets\": [{\"name\": \"x\", \"ops\": 9007199254740993, "
 			"\"seconds\": 2.5, \"shrink_seconds\": 0.5, \"ops_per_sec\": 1.0, \"max_extents\": 10, "
 			"\"errno\": {\"pwrite\": {\"OK\": 3}}, \"cpus\": [0]}], "
-			"\"divergences\": [{\"target\": \"x\", \"op_index\": 5}]}";
-	const char *b = "{\"tool\": \"difftest\", \"seed\": 1152921504606846976, \"shard\": \"1/2\", "
+			"\"divergences\": [{\"target\": \"x\", \"original\": {\"op_index\": 5}}]}";
+	const char *b = "{\"tool\": \"difftest\", \"seed\": \"18446744073709551615\", \"shard\": \"1/2\", "
 			"\"divergence_count\": 2, \"targets\": [{\"name\": \"x\", \"ops\": 1, "
 			"\"seconds\": 4, \"shrink_seconds\": 1, \"ops_per_sec\": 2.0, \"max_extents\": 7, "
 			"\"errno\": {\"pwrite\": {\"OK\": 4, \"EINVAL\": 1}}, \"cpus\": [1]}, "
 			"{\"name\": \"y\", \"ops\": 5}], "
-			"\"divergences\": [{\"target\": \"x\", \"op_index\": 6}, {\"target\": \"y\"}]}";
+			"\"divergences\": [{\"target\": \"x\", \"original\": {\"op_index\": 6}}, "
+			"{\"target\": \"y\"}]}";
 	const char *in[2] = { a, b };
 	char *out, err[256];
 	assert_int_equal(merge(2, in, &out, err, sizeof(err)), 0);
 	squeeze(out);
-	assert_non_null(strstr(out, "\"seed\":1152921504606846977,"));	/* max, exact */
+	assert_non_null(strstr(out, "\"seed\":\"18446744073709551615\","));	/* exact */
 	assert_non_null(strstr(out, "\"shard\":\"merged\""));
 	assert_non_null(strstr(out, "\"divergence_count\":3,"));
 	assert_non_null(strstr(out, "\"ops\":9007199254740994,"));	/* 2^53 + 2: exact */
-	assert_non_null(strstr(out, "\"seconds\":4,"));
+	assert_non_null(strstr(out, "\"seconds\":4.0,"));
 	assert_non_null(strstr(out, "\"max_extents\":10,"));
 	assert_non_null(strstr(out, "\"pwrite\":{\"OK\":7,\"EINVAL\":1}"));
 	assert_non_null(strstr(out, "\"cpus\":[0,1]"));
 	assert_non_null(strstr(out, "{\"name\":\"y\",\"ops\":5}"));
 	/* ops_per_sec = ops / (wall - shrink) of the merged target */
-	assert_non_null(strstr(out, "\"ops_per_sec\":36028797018963"));	/* 2^53+2 / 2.5 */
+	/* 2^53+2 / 2.5, to 15 digits */
+	assert_non_null(strstr(out, "\"ops_per_sec\":3.6028797018964e15"));
 	const char *p = strstr(out, "\"divergences\":[");
 	assert_non_null(p);
-	assert_non_null(strstr(p, "\"op_index\":5"));
-	assert_non_null(strstr(p, "\"op_index\":6"));
+	assert_non_null(strstr(p, "{\"op_index\":5}"));
+	assert_non_null(strstr(p, "{\"op_index\":6}"));
 	assert_non_null(strstr(p, "{\"target\":\"y\"}"));
 	free(out);
 	/* the largest counters still add exactly, one more overflows */
-	const char *u1 = "{\"tool\": \"difftest\", \"ops\": 18446744073709551614}";
+	const char *u1 = "{\"tool\": \"difftest\", \"ops\": 9223372036854775806}";
 	const char *u2 = "{\"tool\": \"difftest\", \"ops\": 1}";
 	const char *in2[3] = { u1, u2, u2 };
 	assert_int_equal(merge(2, in2, &out, err, sizeof(err)), 0);
-	assert_non_null(strstr(out, "\"ops\": 18446744073709551615"));
+	assert_non_null(strstr(out, "\"ops\": 9223372036854775807"));
 	free(out);
 	assert_int_equal(merge(3, in2, &out, err, sizeof(err)), -ERANGE);
 	assert_non_null(strstr(err, "three.json"));
@@ -160,43 +207,52 @@ static void refused(int n, const char *const *in, const char *what)
 static void test_merge_refuses(void **state)
 {
 	(void)state;
+	/* jansson's words for what is wrong, after "not JSON (" */
 	static const struct { const char *text, *what; } bad[] = {
 		{ "", "not JSON" },
 		{ "{", "not JSON" },
 		{ "[]", "not a difftest JSON report" },
 		{ "{\"tool\": \"other\"}", "not a difftest JSON report" },
-		{ "{\"tool\": \"difftest\"} x", "trailing characters" },
-		{ "{\"tool\": \"difftest\", \"ops\": 01}", "leading zero" },
-		{ "{\"tool\": \"difftest\", \"ops\": +1}", "unexpected character" },
-		{ "{\"tool\": \"difftest\", \"ops\": 1.}", "bad number" },
-		{ "{\"tool\": \"difftest\", \"ops\": 1e999}", "out of range" },
-		{ "{\"tool\": \"difftest\", \"ops\": 18446744073709551616}", "64-bit" },
-		{ "{\"tool\": \"difftest\", \"ops\": -9223372036854775809}", "64-bit" },
-		{ "{\"tool\": \"difftest\", \"ops\": nan}", "unexpected character" },
-		{ "{\"tool\": \"difftest\", \"s\": \"\\q\"}", "bad escape" },
-		{ "{\"tool\": \"difftest\", \"s\": \"\\u12\"}", "\\u escape" },
-		{ "{\"tool\": \"difftest\", \"s\": \"\\u0000\"}", "\\u0000" },
-		{ "{\"tool\": \"difftest\", \"s\": \"a\nb\"}", "control character" },
-		{ "{\"tool\": \"difftest\", \"s\": \"abc", "unterminated" },
-		{ "{\"tool\": \"difftest\", \"a\": 1, \"a\": 2}", "a key twice" },
+		{ "{\"tool\": \"difftest\"} x", "end of file expected" },
+		{ "{\"tool\": \"difftest\", \"ops\": 01}", "invalid token near '0'" },
+		{ "{\"tool\": \"difftest\", \"ops\": +1}", "invalid token" },
+		{ "{\"tool\": \"difftest\", \"ops\": 1.}", "invalid token" },
+		{ "{\"tool\": \"difftest\", \"ops\": 1e999}", "real number overflow" },
+		{ "{\"tool\": \"difftest\", \"ops\": 9223372036854775808}", "too big integer" },
+		{ "{\"tool\": \"difftest\", \"ops\": 18446744073709551616}", "too big integer" },
+		{ "{\"tool\": \"difftest\", \"ops\": -9223372036854775809}", "too big negative" },
+		{ "{\"tool\": \"difftest\", \"ops\": nan}", "invalid token" },
+		{ "{\"tool\": \"difftest\", \"s\": \"\\q\"}", "invalid escape" },
+		{ "{\"tool\": \"difftest\", \"s\": \"\\u12\"}", "invalid escape" },
+		{ "{\"tool\": \"difftest\", \"s\": \"\\u0000\"}", "\\u0000 is not allowed" },
+		{ "{\"tool\": \"difftest\", \"s\": \"a\nb\"}", "unexpected newline" },
+		{ "{\"tool\": \"difftest\", \"s\": \"abc", "premature end of input" },
+		{ "{\"tool\": \"difftest\", \"s\": \"\xff\"}", "unable to decode byte 0xff" },
+		{ "{\"tool\": \"difftest\", \"a\": 1, \"a\": 2}", "duplicate object key" },
 		{ "{\"tool\": \"difftest\", \"targets\": {}}", "not an array" },
 		{ "{\"tool\": \"difftest\", \"targets\": [1]}", "not an object" },
-		{ "{\"tool\": \"difftest\" \"a\": 1}", "expected ','" },
-		{ "{\"tool\": \"difftest\", \"a\" 1}", "expected ':'" },
+		{ "{\"tool\": \"difftest\" \"a\": 1}", "'}' expected" },
+		{ "{\"tool\": \"difftest\", \"a\" 1}", "':' expected" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *in[1] = { bad[i].text };
 		refused(1, in, bad[i].what);
 		refused(1, in, "one.json");
 	}
-	/* deep nesting */
-	char deep[400] = "{\"tool\": \"difftest\", \"a\": ";
-	size_t l = strlen(deep);
-	for (int i = 0; i < 100; i++)
-		deep[l++] = '[';
-	deep[l] = 0;
+	/* deep nesting: refused past 64 levels (no report is deeper), and
+	 * past jansson's own limit (2048) by the parser */
+	static char deep[8192];
 	const char *in[1] = { deep };
-	refused(1, in, "nested too deeply");
+	for (int levels = 100; levels <= 3000; levels += 2900) {
+		int l = snprintf(deep, sizeof(deep), "{\"tool\": \"difftest\", \"a\": ");
+		for (int i = 0; i < levels; i++)
+			deep[l++] = '[';
+		for (int i = 0; i < levels; i++)
+			deep[l++] = ']';
+		deep[l++] = '}';
+		deep[l] = 0;
+		refused(1, in, levels < 2048 ? "nested too deeply" : "maximum parsing depth");
+	}
 	/* a NUL byte inside */
 	char *out, err[256];
 	const char nul[] = "{\"tool\": \"difftest\"}\0{}";
@@ -213,6 +269,14 @@ static void test_merge_refuses(void **state)
 	const char *clash[2] = { "{\"tool\": \"difftest\", \"ops\": 1}",
 				 "{\"tool\": \"difftest\", \"ops\": \"many\"}" };
 	refused(2, clash, "two.json: \"ops\" is a string where the reports before had a number");
+	/* shards of different campaigns, or of different report layouts */
+	const char *seeds[2] = { "{\"tool\": \"difftest\", \"seed\": \"1152921504606846977\"}",
+				 "{\"tool\": \"difftest\", \"seed\": \"1152921504606846976\"}" };
+	refused(2, seeds, "two.json: \"seed\" is \"1152921504606846976\" where the reports "
+		"before had \"1152921504606846977\": not shards of one campaign");
+	const char *vers[2] = { "{\"tool\": \"difftest\", \"version\": 2}",
+				"{\"tool\": \"difftest\", \"version\": 1}" };
+	refused(2, vers, "two.json: \"version\" is 1");
 	const char *none[1] = { "{\"tool\": \"difftest\"}" };
 	assert_int_equal(dt_report_merge_mem(none, NULL, NULL, 0, stdout, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "no reports"));
