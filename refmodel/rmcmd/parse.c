@@ -93,6 +93,8 @@ static const struct cmdinfo cmdtab[] = {
 	{ "pwrite", RMCMD_PWRITE, 0, 2, -1,
 	  "[-i infile [-qdDwNOW] [-s skip]] [-b bs] [-S seed] [-FBR [-Z N]] [-V N] off len",
 	  "writes a number of bytes at a specified offset", parse_pwrite },
+	{ "quit", RMCMD_QUIT, 0, 0, 0, NULL, "exit the program",
+	  parse_noargs },
 	{ "seek", RMCMD_SEEK, 0, 2, 5, "-a | -d | -h [-r] off",
 	  "locate the next data and/or hole", parse_seek },
 	{ "stat", RMCMD_STAT, 0, 0, -1, "[-v|-r]",
@@ -324,8 +326,11 @@ static int parse_fzero(const struct rmcmd_session *s, const struct cmdinfo *ci,
 		if (p.opts[i].c == 'k') {
 			cmd->mode |= RM_FALLOC_FL_KEEP_SIZE;
 		} else {
+			/* xfs_io's fzero_f() returns the usage without
+			 * setting exitcode (measured: exit status 0) */
 			bad_option(s, ci->name, &p.opts[i]);
-			return usage(s, ci);
+			print_usage_line(s->out, ci);
+			return RMCMD_E_IGNORED;
 		}
 	}
 	if (p.nops != 2)
@@ -472,7 +477,7 @@ static int parse_help(const struct rmcmd_session *s, const struct cmdinfo *ci,
 	if (argc == 2) {
 		if (!find_cmd(argv[1])) {
 			fprintf(s->out, "command %s not found\n", argv[1]);
-			return -EINVAL;
+			return RMCMD_E_IGNORED;	/* xfs_io's help_f() returns 0 */
 		}
 		snprintf(cmd->topic, sizeof(cmd->topic), "%s", argv[1]);
 	}
@@ -540,8 +545,10 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 
 	ci = find_cmd(argv[0]);
 	if (!ci) {
+		/* libxcmd's command_loop() prints this and goes on without
+		 * touching exitcode */
 		fprintf(s->err, "command \"%s\" not found\n", argv[0]);
-		return -EINVAL;
+		return RMCMD_E_IGNORED;
 	}
 	if (argc - 1 < ci->argmin ||
 	    (ci->argmax != -1 && argc - 1 > ci->argmax)) {
@@ -554,7 +561,7 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 		else
 			fprintf(s->err, "bad argument count %d to %s, expected between %d and %d arguments\n",
 				argc - 1, ci->name, ci->argmin, ci->argmax);
-		return -EINVAL;
+		return RMCMD_E_IGNORED;	/* libxcmd's command() returns 0 */
 	}
 	cmd->op = ci->op;
 	snprintf(cmd->name, sizeof(cmd->name), "%s", ci->name);
