@@ -55,6 +55,8 @@ enum rmcmd_op {
 #define RMCMD_F_SEEK_HOLE	0x0200u	/* seek -h (or -a) */
 #define RMCMD_F_SEEK_ALL	0x0400u	/* seek -r */
 #define RMCMD_F_SEEK_START	0x0800u	/* seek -s */
+#define RMCMD_F_FAILED		0x1000u	/* xfs_io counted a failure (falloc's
+					 * bad option) but still runs it */
 
 #define RMCMD_MAX_ARGS		32
 #define RMCMD_NAME_MAX		16
@@ -97,8 +99,9 @@ struct rmcmd_session {
 /* rmcmd_parse()/rmcmd_run() return this for a malformed line that xfs_io
  * 6.1 reports without counting it as a failure (its exit status stays 0):
  * an unknown command, a bad argument count (libxcmd's command()), help for
- * an unknown command, fzero's bad option.  Every other malformed line
- * returns -EINVAL, as xfs_io sets exitcode = 1 for it. */
+ * an unknown command.  Every other malformed line returns -EINVAL, as
+ * xfs_io sets exitcode = 1 for it.  (falloc and fzero print the usage for
+ * a bad option and still run: see RMCMD_F_FAILED.) */
 #define RMCMD_E_IGNORED (-ENOMSG)
 
 #define RMCMD_DEFAULT_IO_LIMIT (1LL << 30)
@@ -120,7 +123,8 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd);
 
 /* Parse and execute.  0 on success or blank line, 1 for "quit" (the
- * caller stops reading commands), negative on failure. */
+ * caller stops reading commands), negative on failure (-EINVAL also after
+ * a command run with RMCMD_F_FAILED). */
 int rmcmd_run(struct rmcmd_session *s, const char *line);
 
 /* xfs_io's cvtnum(): a number with an optional unit suffix (b = file

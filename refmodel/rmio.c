@@ -82,8 +82,7 @@ static void usage(FILE *out)
 "xfs_io's lines with fixed values where the model has none (stat.ino = 0,\n"
 "times at the epoch, XFS's dioattr of a 512-byte-sector disk); help prints\n"
 "usage lines only; '#' starts a comment line (xfs_io: command \"#\" not\n"
-"found); a malformed command never reaches the model (xfs_io runs\n"
-"\"falloc -x 0 4k\" after its usage message).\n"
+"found).\n"
 "Exit status: 0, or 1 if a command failed or the command line is wrong.\n");
 }
 

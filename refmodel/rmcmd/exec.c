@@ -351,5 +351,7 @@ int rmcmd_run(struct rmcmd_session *s, const char *line)
 	if (r < 0)
 		return r;
 	r = rmcmd_exec(s, &cmd);
+	if (r == 0 && (cmd.flags & RMCMD_F_FAILED))
+		return -EINVAL;
 	return r == 0 && cmd.op == RMCMD_QUIT ? 1 : r;
 }

@@ -2,7 +2,7 @@
 /*
  * parse.c - the one command table of rmio and its one parser: a command
  * line becomes a struct rmcmd, or xfs_io's message for the mistake and
- * -EINVAL, never touching the model (xfs_io's own command names, argument
+ * -EINVAL (or RMCMD_E_IGNORED), never touching the model (xfs_io's own command names, argument
  * counts and usage lines; md5sum and xxh3sum are rmio extensions).
  */
 #include <errno.h>
@@ -276,6 +276,7 @@ static int parse_falloc(const struct rmcmd_session *s,
 			struct rmcmd *cmd)
 {
 	struct optparse p;
+	bool bad = false;
 
 	rmcmd_scan_opts(argc, argv, "cikpu", &p);
 	cmd->mode = 0;
@@ -300,19 +301,22 @@ static int parse_falloc(const struct rmcmd_session *s,
 			cmd->mode = RM_FALLOC_FL_UNSHARE_RANGE;
 			break;
 		default:
-			/* xfs_io prints the usage here and carries on,
-			 * printing it again if the operands are wrong too
-			 * (or calling fallocate if they are not: rmio stops). */
+			/* xfs_io's falloc_f() prints the usage, sets
+			 * exitcode = 1 and carries on: with two operands it
+			 * still calls fallocate() with the mode so far
+			 * (measured: "falloc -x 0 4k" allocates, exit 1) */
 			bad_option(s, ci->name, &p.opts[i]);
 			print_usage_line(s->out, ci);
-			if (p.nops != 2)
-				print_usage_line(s->out, ci);
-			return -EINVAL;
+			bad = true;
 		}
 	}
 	if (p.nops != 2)
 		return usage(s, ci);
-	return offset_length(s, p.operands[0], p.operands[1], cmd);
+	if (offset_length(s, p.operands[0], p.operands[1], cmd) < 0)
+		return -EINVAL;
+	if (bad)
+		cmd->flags |= RMCMD_F_FAILED;
+	return 0;
 }
 
 static int parse_fzero(const struct rmcmd_session *s, const struct cmdinfo *ci,
@@ -326,11 +330,11 @@ static int parse_fzero(const struct rmcmd_session *s, const struct cmdinfo *ci,
 		if (p.opts[i].c == 'k') {
 			cmd->mode |= RM_FALLOC_FL_KEEP_SIZE;
 		} else {
-			/* xfs_io's fzero_f() returns the usage without
-			 * setting exitcode (measured: exit status 0) */
+			/* xfs_io's fzero_f() prints the usage and goes on
+			 * to call fallocate() without touching exitcode
+			 * (measured: "fzero -x 0 1" zeroes, exit 0) */
 			bad_option(s, ci->name, &p.opts[i]);
 			print_usage_line(s->out, ci);
-			return RMCMD_E_IGNORED;
 		}
 	}
 	if (p.nops != 2)
