@@ -268,6 +268,8 @@ static int read_only_errno(const struct rmcmd *cmd)
 {
 	switch (cmd->op) {
 	case RMCMD_PWRITE:
+		/* even for 0 bytes: xfs_io makes one pwrite() call
+		 * (measured: "pwrite 0 0" fails with EBADF under -r) */
 		return -EBADF;
 	case RMCMD_TRUNCATE:
 		return -EINVAL;

@@ -2,8 +2,9 @@
 /*
  * parse.c - the one command table of rmio and its one parser: a command
  * line becomes a struct rmcmd, or xfs_io's message for the mistake and
- * -EINVAL (or RMCMD_E_IGNORED), never touching the model (xfs_io's own command names, argument
- * counts and usage lines; md5sum and xxh3sum are rmio extensions).
+ * -EINVAL (or RMCMD_E_IGNORED), never touching the model (xfs_io's own
+ * command names, argument counts and usage lines; md5sum and xxh3sum are
+ * rmio extensions).
  */
 #include <errno.h>
 #include <stdbool.h>

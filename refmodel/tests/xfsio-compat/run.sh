@@ -3,7 +3,8 @@
 #
 # run.sh RMIO [SCRIPT.cmds...] - the xfs_io comparison test: every script
 # (one xfs_io command a line; '#' lines are comments, "#% needs: CMD..."
-# names the fallocate commands it needs) runs through the real xfs_io on a
+# names the fallocate commands it needs, "#% flags: -r" adds command-line
+# flags for both programs) runs through the real xfs_io on a
 # real file and through rmio, and stdout, stderr and the exit status must
 # be equal after masking what the model cannot know:
 #   - the timing line of pwrite/pread ("N bytes, M ops; T (R/sec ...)");
@@ -81,7 +82,7 @@ probe() {
 
 # compare DIR PROFILE WHAT: every script on one file system.
 compare() {
-	local dir=$1 profile=$2 what=$3 bs have script name needs n cmds line
+	local dir=$1 profile=$2 what=$3 bs have script name needs flags n cmds line
 	shift 3
 	bs=$(stat -f -c %S "$dir")
 	have=$(probe "$dir")
@@ -90,6 +91,7 @@ compare() {
 		[ -f "$script" ] || continue
 		name=$(basename "$script" .cmds)
 		needs=$(sed -n 's/^#% needs://p' "$script")
+		flags=$(sed -n 's/^#% flags://p' "$script")
 		for n in $needs; do
 			case " $have " in
 			*" $n "*) ;;
@@ -105,9 +107,9 @@ compare() {
 		# the same relative name for both, so fd.path and the fiemap
 		# header match
 		rm -f "$dir/$name"
-		(cd "$dir" && timeout $T "$XFS_IO" -f "${cmds[@]}" "$name" \
+		(cd "$dir" && timeout $T "$XFS_IO" -f $flags "${cmds[@]}" "$name" \
 			>"$WORK/x.out" 2>"$WORK/x.err"; echo "exit $?" >>"$WORK/x.err")
-		(cd "$dir" && timeout $T "$RMIO" -p "$profile" -b "$bs" -f "${cmds[@]}" "$name" \
+		(cd "$dir" && timeout $T "$RMIO" -p "$profile" -b "$bs" -f $flags "${cmds[@]}" "$name" \
 			>"$WORK/r.out" 2>"$WORK/r.err"; echo "exit $?" >>"$WORK/r.err")
 		rm -f "$dir/$name"
 		mask <"$WORK/x.out" >"$WORK/x.outm"
