@@ -4,8 +4,8 @@
  * output over one refmodel file, so that a script and its golden output
  * carry over between the model and a real file system.
  *
- *   rmio [-p ext4|xfs|bytes] [-b BLOCKSIZE] [-m MAXBYTES] [-l SRC] [-f] [-r]
- *        [-T] [-L BYTES] [--strict] [-c "CMD"]... FILE
+ *   rmio [-p ext4|xfs|bytes] [-b BLOCKSIZE] [-m MAXBYTES] [-l SRC] [-fritx]
+ *        [-T] [-L BYTES] [--strict] [[-c|-C] "CMD"]... FILE
  *
  * As xfs_io: FILE names the file (the model file here: its name is what
  * fiemap, stat and md5sum print), the -c commands run in order, and with
@@ -31,8 +31,8 @@
 #endif
 
 #define SHORT_USAGE \
-	"Usage: rmio [-frTV] [-p ext4|xfs|bytes] [-b bs] [-m maxbytes] [-l src] [-L bytes]\n" \
-	"            [--strict] [-c cmd]... file\n"
+	"Usage: rmio [-fritxTV] [-p ext4|xfs|bytes] [-b bs] [-m maxbytes] [-l src] [-L bytes]\n" \
+	"            [--strict] [[-c|-C] cmd]... file\n"
 
 static void usage(FILE *out)
 {
@@ -47,10 +47,14 @@ static void usage(FILE *out)
 "  -c CMD        run CMD; may be repeated, runs in order.  Without -c the\n"
 "                commands are read from standard input, one a line, until\n"
 "                its end or \"quit\"\n"
+"  -C CMD        the same as -c (there is one file)\n"
 "  -f            accepted (the model file always exists, empty at the start,\n"
 "                as after xfs_io -f on a new file)\n"
 "  -r            read-only: pwrite and fallocate fail with EBADF, truncate\n"
 "                with EINVAL, as on an O_RDONLY descriptor\n"
+"  -t            O_TRUNC: the file starts empty even with -l\n"
+"  -i, -x        accepted (an idle thread, expert mode: nothing to change\n"
+"                for the commands rmio has)\n"
 "  -V            print the version and exit\n"
 "Extensions (xfs_io has none of these, or uses the letter otherwise):\n"
 "  -p PROFILE    file system rules: ext4 (default), xfs, or bytes (byte-granular\n"
@@ -127,6 +131,7 @@ struct args {
 	int ncmds;
 	int fixed_time;
 	int read_only;
+	int trunc;
 	int strict;
 	int64_t io_limit;
 };
@@ -145,7 +150,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:b:m:l:frTL:c:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:b:m:l:fritxTL:c:C:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (rm_profile_parse(optarg, &a->opts.profile) < 0) {
@@ -182,6 +187,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case 'f':
+		case 'i':
+		case 'x':
+			break;
+		case 't':
+			a->trunc = 1;
 			break;
 		case 'r':
 			a->read_only = 1;
@@ -193,6 +203,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->strict = 1;
 			break;
 		case 'c':
+		case 'C':
 			a->cmds[a->ncmds++] = optarg;
 			break;
 		case 'h':
@@ -314,7 +325,9 @@ int main(int argc, char **argv)
 		free(a.cmds);
 		return 1;
 	}
-	if (a.load && load_file(f, a.load, a.io_limit) < 0) {
+	/* -t: open(O_TRUNC) empties the file xfs_io opens; here that is
+	 * what -l loaded, so nothing is loaded */
+	if (a.load && !a.trunc && load_file(f, a.load, a.io_limit) < 0) {
 		rm_file_free(f);
 		free(a.cmds);
 		return 1;

@@ -868,7 +868,7 @@ static void test_rmio_exit_status(void **st)
 	assert_int_equal(run_rmio("-p nosuchfs f", NULL, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "unknown profile"));
 	assert_int_equal(run_rmio("-b 3000 -c fsync f", NULL, out, sizeof(out)), 1);
-	assert_int_equal(run_rmio("-x f", NULL, out, sizeof(out)), 1);
+	assert_int_equal(run_rmio("-q f", NULL, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "Usage: rmio"));
 	assert_int_equal(run_rmio("-c fsync", NULL, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "no file given"));
@@ -915,6 +915,10 @@ static void test_rmio_read_only_and_load(void **st)
 	assert_int_equal(run_rmio(args, NULL, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "00002000:  68 65 6c 6c 6f  hello\n"));
 	assert_non_null(strstr(out, "f:\n\t0: [0..15]: hole\n\t1: [16..23]: 0..7\n\t2: [24..39]: hole\n"));
+	/* -t (O_TRUNC) empties what -l loaded; -C is -c; -x, -i accepted */
+	snprintf(args, sizeof(args), "-x -i -t -l %s -C stat f", src);
+	assert_int_equal(run_rmio(args, NULL, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "stat.size = 0\n"));
 	snprintf(args, sizeof(args), "-L 4 -l %s f", src);
 	assert_int_equal(run_rmio(args, NULL, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "more than 4 bytes of data"));
