@@ -12,13 +12,14 @@
  * session's `out` / `err` streams get it the same way.
  *
  * Known, deliberate differences from xfs_io are listed in rmio --help and
- * in the rmio report: timing figures, physical block numbers in fiemap,
- * stat lines the model cannot know, and a nonzero status for every
- * malformed command (xfs_io returns 0 for some of them).
+ * in refmodel/README.md: timing figures, physical block numbers in fiemap,
+ * fixed values in the stat lines the model cannot know (inode number,
+ * times, direct I/O limits).
  */
 #ifndef RANGESHIFT_RMCMD_H
 #define RANGESHIFT_RMCMD_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -40,6 +41,7 @@ enum rmcmd_op {
 	RMCMD_MD5SUM,
 	RMCMD_XXH3SUM,
 	RMCMD_HELP,
+	RMCMD_QUIT,
 };
 
 /* Flags of a parsed command. */
@@ -53,6 +55,8 @@ enum rmcmd_op {
 #define RMCMD_F_SEEK_HOLE	0x0200u	/* seek -h (or -a) */
 #define RMCMD_F_SEEK_ALL	0x0400u	/* seek -r */
 #define RMCMD_F_SEEK_START	0x0800u	/* seek -s */
+#define RMCMD_F_FAILED		0x1000u	/* xfs_io counted a failure (falloc's
+					 * bad option) but still runs it */
 
 #define RMCMD_MAX_ARGS		32
 #define RMCMD_NAME_MAX		16
@@ -87,7 +91,18 @@ struct rmcmd_session {
 	 * exhaust memory and "md5sum" of a 16 TiB sparse file would run for
 	 * hours; such a command is refused before it touches the model. */
 	int64_t io_limit;
+	/* The file is open read-only (xfs_io -r): writes fail as the
+	 * kernel fails them on an O_RDONLY descriptor. */
+	int read_only;
 };
+
+/* rmcmd_parse()/rmcmd_run() return this for a malformed line that xfs_io
+ * 6.1 reports without counting it as a failure (its exit status stays 0):
+ * an unknown command, a bad argument count (libxcmd's command()), help for
+ * an unknown command.  Every other malformed line returns -EINVAL, as
+ * xfs_io sets exitcode = 1 for it.  (falloc and fzero print the usage for
+ * a bad option and still run: see RMCMD_F_FAILED.) */
+#define RMCMD_E_IGNORED (-ENOMSG)
 
 #define RMCMD_DEFAULT_IO_LIMIT (1LL << 30)
 
@@ -96,9 +111,9 @@ void rmcmd_session_init(struct rmcmd_session *s, struct rm_file *f,
 			const char *name, FILE *out, FILE *err);
 
 /* Parse one command line.  Returns 0 (cmd filled), 1 for a blank or
- * comment line (nothing to do), or -EINVAL after printing xfs_io's message
- * for the mistake (unknown command, bad argument count, bad option,
- * non-numeric number).  Never touches the model. */
+ * comment line (nothing to do), or -EINVAL or RMCMD_E_IGNORED after
+ * printing xfs_io's message for the mistake (unknown command, bad argument
+ * count, bad option, non-numeric number).  Never touches the model. */
 int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 		struct rmcmd *cmd);
 
@@ -107,7 +122,9 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
  * "fallocate: Invalid argument" to s->err as xfs_io's perror() does). */
 int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd);
 
-/* Parse and execute.  0 on success or blank line, negative on failure. */
+/* Parse and execute.  0 on success or blank line, 1 for "quit" (the
+ * caller stops reading commands), negative on failure (-EINVAL also after
+ * a command run with RMCMD_F_FAILED). */
 int rmcmd_run(struct rmcmd_session *s, const char *line);
 
 /* xfs_io's cvtnum(): a number with an optional unit suffix (b = file

@@ -40,10 +40,12 @@ static void usage(FILE *f)
 "\n"
 "  -N, --ops COUNT        ops per target (accepts 1e6; default 10000)\n"
 "  -S, --seed SEED        generator seed (default 1)\n"
-"  -t, --target T         repeatable; default: ext4, xfs, fusefs\n"
+"  -t, --target T         repeatable; on the host no default (without -t or --vm,\n"
+"                         difftest says so and runs nothing); in the guest: ext4,\n"
+"                         xfs, fusefs\n"
 "        ext4 | xfs | fusefs   the guest mounts /mnt/ext4, /mnt/xfs, /mnt/fusefs (on the\n"
 "                              host a run over them boots the patched kernel in QEMU\n"
-"                              through difftest-vm)\n"
+"                              through difftest-vm: only when named, or with --vm)\n"
 "        dir:PATH[:PROFILE]    any directory; profile (ext4|xfs|bytes) from statfs f_type\n"
 "        model[:PROFILE]       the model against itself (must be clean)\n"
 "        faulty:KIND[:PROFILE] TEST ONLY: a model that misbehaves on purpose; KIND is\n"
@@ -91,9 +93,12 @@ static void usage(FILE *f)
 "                         block preallocation gives a seed the same layout every time)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
+"      --vm               run in QEMU through difftest-vm (without -t: ext4, xfs, fusefs;\n"
+"                         builds the kernel on first use, needs root)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
 "  -q, --quiet            no progress output\n"
 "  -h, --help             this text\n"
+"  -V, --version          print the version\n"
 "Exit status: 0 clean, 1 divergence, 2 usage or setup error.\n", DT_MAXFILES);
 }
 
@@ -629,7 +634,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 struct cli {
 	struct dt_campaign c;
 	const char *targets[32];
-	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run;
+	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run, vm;
 	const char *replay, *json, *crash_log;
 };
 
@@ -655,6 +660,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "quiet-bar", no_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "vm", no_argument, NULL, 'v' },
 	{ "shrink", no_argument, NULL, 'Z' },
 	{ "fiemap-nosync", no_argument, NULL, 'Y' },
 	{ "map-batch", required_argument, NULL, 'P' },
@@ -822,6 +829,8 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
 	case 'h': usage(stdout); exit(0);
+	case 'V': printf("difftest version %s\n", RS_VERSION); exit(0);
+	case 'v': a->vm = 1; return 0;
 	}
 	usage(stderr);
 	return 2;
@@ -862,7 +871,7 @@ static int parse_args(struct cli *a, int argc, char **argv)
 	int opt, rc;
 
 	cli_defaults(a);
-	while ((opt = getopt_long(argc, argv, "N:S:t:j:qh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "N:S:t:j:qhV", long_opts, NULL)) != -1) {
 		if ((rc = number_opt(a, opt, optarg)) == 1)
 			rc = other_opt(a, opt, optarg);
 		if (rc)
@@ -1007,12 +1016,24 @@ int main(int argc, char **argv)
 			       a.c.no_pin);
 		return rc == -1 ? exec_vm_wrapper(argv) : rc;
 	}
+	/* QEMU only when asked: --vm, or a guest target named with -t.
+	 * Without either, the host has no default target (a run over a
+	 * directory or the model is a choice the user makes); the guest
+	 * runs its three mounts, as difftest-vm starts it. */
 	if (!a.ntargets) {
+		if (!a.vm && !getenv("DIFFTEST_IN_GUEST")) {
+			fprintf(stderr,
+				"difftest: no target: give -t dir:PATH (a directory here, e.g. on ext4\n"
+				"  or XFS), -t model (the model against itself), or -t ext4|xfs|fusefs\n"
+				"  or --vm to run in QEMU (root; builds the kernel on first use).\n"
+				"  See difftest --help.\n");
+			return 2;
+		}
 		a.targets[a.ntargets++] = "ext4";
 		a.targets[a.ntargets++] = "xfs";
 		a.targets[a.ntargets++] = "fusefs";
 	}
-	if (needs_vm(&a))
+	if (needs_vm(&a) || (a.vm && !getenv("DIFFTEST_IN_GUEST")))
 		return exec_vm_wrapper(argv);
 	if (mkdir(a.c.out, 0755) && errno != EEXIST) {
 		fprintf(stderr, "difftest: --out %s: %s\n", a.c.out, strerror(errno));

@@ -134,6 +134,36 @@ static void test_bad_replay(void **state)
 	assert_true(err_has("bad.log:2"));
 }
 
+/* Bare difftest on the host starts no QEMU: with neither -t nor --vm it
+ * names the choices and exits 2 before anything runs (the run is bounded
+ * by timeout(1), so a hand-over to difftest-vm would not pass either). */
+static void test_no_default_target_on_host(void **state)
+{
+	(void)state;
+	unsetenv("DIFFTEST_IN_GUEST");
+	refused("", "no target: give -t dir:PATH");
+	refused("-N 100 -S 7", "or --vm to run in QEMU");
+}
+
+static void test_version(void **state)
+{
+	char p[300], buf[256] = "";
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(run("--version"), 0);
+	snprintf(p, sizeof(p), "%s/stdout", tmp);
+	f = fopen(p, "r");
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_string_equal(buf, "difftest version " RS_VERSION "\n");
+	assert_int_equal(run("-V"), 0);
+	assert_false(out_exists());
+}
+
 static void test_valid_edges(void **state)
 {
 	(void)state;
@@ -176,6 +206,8 @@ int main(void)
 		cmocka_unit_test(test_bad_targets),
 		cmocka_unit_test(test_bad_replay),
 		cmocka_unit_test(test_valid_edges),
+		cmocka_unit_test(test_no_default_target_on_host),
+		cmocka_unit_test(test_version),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -318,7 +318,9 @@ static int help_or_version(const char *prog, const struct fuse_cmdline_opts *opt
 		return 0;
 	}
 	if (opts->show_version) {
-		printf("rangeshift-fusefs (ioctl ABI version %u)\n", RS_IDENT_VERSION);
+		printf("rangeshift-fusefs version %s (ioctl ABI version %u)\n",
+		       RS_VERSION, RS_IDENT_VERSION);
+		fflush(stdout);	/* before libfuse's lines, some from fusermount3 */
 		fuse_lowlevel_version();
 		return 0;
 	}

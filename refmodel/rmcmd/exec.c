@@ -204,22 +204,80 @@ found:
 	return 0;
 }
 
+/* Mapped (written or unwritten) extents, as XFS's fsx_nextents counts
+ * the data fork's records; the model's extents are maximal runs of one
+ * state, so a real file may count more where XFS could not merge. */
+static int64_t count_mapped(const struct rmcmd_session *s)
+{
+	int64_t n = rm_fiemap(s->file, 0, INT64_MAX, NULL, 0);
+
+	return n < 0 ? 0 : n;
+}
+
 static int exec_stat(struct rmcmd_session *s, const struct rmcmd *cmd)
 {
+	/* What the model cannot know is printed in xfs_io's format with a
+	 * fixed value: stat.ino 0 (no real inode has it), the times as the
+	 * epoch, and on XFS no extended flags and the direct I/O limits of a
+	 * 512-byte-sector device (XFS_IOC_DIOINFO: xfs_ioc_dioinfo()).
+	 * stat.blocks counts allocated data blocks only (a real file system
+	 * may add metadata blocks, e.g. ext4's extent tree blocks). */
+	static const char epoch[] = "Thu Jan  1 00:00:00 1970";
+	bool verbose = cmd->flags & RMCMD_F_VERBOSE;
 	struct rm_stats st;
 
-	(void)cmd;
 	rm_stats(s->file, &st);
-	/* Only what the model knows: no inode number, no times, no XFS
-	 * fsxattr/dioattr lines.  stat.blocks counts allocated data blocks
-	 * only (a real file system may add metadata blocks). */
 	fprintf(s->out, "fd.path = \"%s\"\n", s->name);
-	fprintf(s->out, "fd.flags = non-sync,non-direct,read-write\n");
+	fprintf(s->out, "fd.flags = non-sync,non-direct,%s\n",
+		s->read_only ? "read-only" : "read-write");
+	fprintf(s->out, "stat.ino = 0\n");
 	fprintf(s->out, "stat.type = regular file\n");
 	fprintf(s->out, "stat.size = %lld\n", (long long)st.size);
 	fprintf(s->out, "stat.blocks = %lld\n",
 		(long long)(st.alloc_bytes / 512));
+	if (verbose) {
+		fprintf(s->out, "stat.atime = %s\n", epoch);
+		fprintf(s->out, "stat.mtime = %s\n", epoch);
+		fprintf(s->out, "stat.ctime = %s\n", epoch);
+	}
+	/* xfs_io 6.1 prints the XFS lines only for a file on XFS */
+	if (rm_profile_of(s->file) != RM_PROFILE_XFS)
+		return 0;
+	/* printxattr(): one '-' per known flag (17 in 6.1), or the flag
+	 * names in braces with -v */
+	fprintf(s->out, "fsxattr.xflags = 0x0 %s\n",
+		verbose ? "[]" : "[-----------------]");
+	fprintf(s->out, "fsxattr.projid = 0\n");
+	fprintf(s->out, "fsxattr.extsize = 0\n");
+	fprintf(s->out, "fsxattr.cowextsize = 0\n");
+	fprintf(s->out, "fsxattr.nextents = %lld\n",
+		(long long)count_mapped(s));
+	fprintf(s->out, "fsxattr.naextents = 0\n");
+	fprintf(s->out, "dioattr.mem = 0x200\n");
+	fprintf(s->out, "dioattr.miniosz = 512\n");
+	fprintf(s->out, "dioattr.maxiosz = 2147483136\n");
 	return 0;
+}
+
+/* A write on a read-only descriptor (xfs_io -r).  The kernel checks
+ * FMODE_WRITE after the argument checks the commands can fail:
+ * vfs_fallocate() tests offset < 0 || len <= 0 (EINVAL) first and then
+ * FMODE_WRITE (EBADF); do_sys_ftruncate() fails with EINVAL for a file
+ * not open for writing; vfs_write() with EBADF. */
+static int read_only_errno(const struct rmcmd *cmd)
+{
+	switch (cmd->op) {
+	case RMCMD_PWRITE:
+		/* even for 0 bytes: xfs_io makes one pwrite() call
+		 * (measured: "pwrite 0 0" fails with EBADF under -r) */
+		return -EBADF;
+	case RMCMD_TRUNCATE:
+		return -EINVAL;
+	case RMCMD_FALLOC:
+		return cmd->off < 0 || cmd->len <= 0 ? -EINVAL : -EBADF;
+	default:
+		return 0;
+	}
 }
 
 int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd)
@@ -227,6 +285,13 @@ int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd)
 	int r;
 	char hex[33];
 
+	r = s->read_only ? read_only_errno(cmd) : 0;
+	if (r < 0) {
+		rmcmd_perror(s, cmd->op == RMCMD_PWRITE ? "pwrite" :
+				cmd->op == RMCMD_TRUNCATE ? "ftruncate" :
+				"fallocate", r);
+		return r;
+	}
 	switch (cmd->op) {
 	case RMCMD_PWRITE:
 		return exec_pwrite(s, cmd);
@@ -272,6 +337,8 @@ int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd)
 	case RMCMD_HELP:
 		rmcmd_print_topic(s->out, cmd->topic);
 		return 0;
+	case RMCMD_QUIT:
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -285,5 +352,8 @@ int rmcmd_run(struct rmcmd_session *s, const char *line)
 		return 0;
 	if (r < 0)
 		return r;
-	return rmcmd_exec(s, &cmd);
+	r = rmcmd_exec(s, &cmd);
+	if (r == 0 && (cmd.flags & RMCMD_F_FAILED))
+		return -EINVAL;
+	return r == 0 && cmd.op == RMCMD_QUIT ? 1 : r;
 }

@@ -103,7 +103,10 @@ static int print_extent(FILE *out, const struct fmt *w, const struct rm_extent *
 }
 
 /* Column widths from the first batch (xfs_io asks 32 extents at a time and
- * sizes the table on the first batch only, up to the LAST extent). */
+ * sizes the table on the first batch only, up to the LAST extent).  Its
+ * calc_print_format() formats the two ranges into 32-byte buffers, so a
+ * range column is never measured wider than 31 characters (offsets near
+ * 2^63 on XFS), however long the text printed in it. */
 static void calc_format(const struct rm_extent *ext, const uint64_t *phys,
 			size_t n, struct fmt *w)
 {
@@ -117,11 +120,15 @@ static void calc_format(const struct rm_extent *ext, const uint64_t *phys,
 		k = snprintf(buf, sizeof(buf), "[%llu..%llu]",
 			     (unsigned long long)l,
 			     (unsigned long long)(l + len - 1));
+		if (k > 31)
+			k = 31;
 		if (k > w->foff_w)
 			w->foff_w = k;
 		k = snprintf(buf, sizeof(buf), "%llu..%llu",
 			     (unsigned long long)b,
 			     (unsigned long long)(b + len - 1));
+		if (k > 31)
+			k = 31;
 		if (k > w->boff_w)
 			w->boff_w = k;
 		if (numlen(len, 10) > w->tot_w)

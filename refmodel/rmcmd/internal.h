@@ -18,11 +18,12 @@
  *     (_filter_xfs_io);
  *   - fiemap's BLOCK-RANGE column: the model has no disk, so the
  *     reported extents are shown laid out back to back from block 0;
- *   - stat prints only the lines the model can know;
- *   - every malformed command fails (negative return, rmio exit 1) and
- *     never reaches the model, where xfs_io sometimes returns 0 ("bad
- *     argument count") or even runs the call ("falloc -x 0 4k" still
- *     calls fallocate(mode 0) after printing the usage).
+ *   - stat prints xfs_io's lines, with fixed values where the model
+ *     knows nothing (inode number, times, XFS flags and direct I/O
+ *     limits);
+ *   - a malformed command never reaches the model, except where xfs_io
+ *     itself runs it after the usage message (falloc's and fzero's bad
+ *     options).
  */
 #ifndef RANGESHIFT_RMCMD_INTERNAL_H
 #define RANGESHIFT_RMCMD_INTERNAL_H

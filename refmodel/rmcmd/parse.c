@@ -2,8 +2,9 @@
 /*
  * parse.c - the one command table of rmio and its one parser: a command
  * line becomes a struct rmcmd, or xfs_io's message for the mistake and
- * -EINVAL, never touching the model (xfs_io's own command names, argument
- * counts and usage lines; md5sum and xxh3sum are rmio extensions).
+ * -EINVAL (or RMCMD_E_IGNORED), never touching the model (xfs_io's own
+ * command names, argument counts and usage lines; md5sum and xxh3sum are
+ * rmio extensions).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -93,6 +94,8 @@ static const struct cmdinfo cmdtab[] = {
 	{ "pwrite", RMCMD_PWRITE, 0, 2, -1,
 	  "[-i infile [-qdDwNOW] [-s skip]] [-b bs] [-S seed] [-FBR [-Z N]] [-V N] off len",
 	  "writes a number of bytes at a specified offset", parse_pwrite },
+	{ "quit", RMCMD_QUIT, 0, 0, 0, NULL, "exit the program",
+	  parse_noargs },
 	{ "seek", RMCMD_SEEK, 0, 2, 5, "-a | -d | -h [-r] off",
 	  "locate the next data and/or hole", parse_seek },
 	{ "stat", RMCMD_STAT, 0, 0, -1, "[-v|-r]",
@@ -274,6 +277,7 @@ static int parse_falloc(const struct rmcmd_session *s,
 			struct rmcmd *cmd)
 {
 	struct optparse p;
+	bool bad = false;
 
 	rmcmd_scan_opts(argc, argv, "cikpu", &p);
 	cmd->mode = 0;
@@ -298,19 +302,22 @@ static int parse_falloc(const struct rmcmd_session *s,
 			cmd->mode = RM_FALLOC_FL_UNSHARE_RANGE;
 			break;
 		default:
-			/* xfs_io prints the usage here and carries on,
-			 * printing it again if the operands are wrong too
-			 * (or calling fallocate if they are not: rmio stops). */
+			/* xfs_io's falloc_f() prints the usage, sets
+			 * exitcode = 1 and carries on: with two operands it
+			 * still calls fallocate() with the mode so far
+			 * (measured: "falloc -x 0 4k" allocates, exit 1) */
 			bad_option(s, ci->name, &p.opts[i]);
 			print_usage_line(s->out, ci);
-			if (p.nops != 2)
-				print_usage_line(s->out, ci);
-			return -EINVAL;
+			bad = true;
 		}
 	}
 	if (p.nops != 2)
 		return usage(s, ci);
-	return offset_length(s, p.operands[0], p.operands[1], cmd);
+	if (offset_length(s, p.operands[0], p.operands[1], cmd) < 0)
+		return -EINVAL;
+	if (bad)
+		cmd->flags |= RMCMD_F_FAILED;
+	return 0;
 }
 
 static int parse_fzero(const struct rmcmd_session *s, const struct cmdinfo *ci,
@@ -324,8 +331,11 @@ static int parse_fzero(const struct rmcmd_session *s, const struct cmdinfo *ci,
 		if (p.opts[i].c == 'k') {
 			cmd->mode |= RM_FALLOC_FL_KEEP_SIZE;
 		} else {
+			/* xfs_io's fzero_f() prints the usage and goes on
+			 * to call fallocate() without touching exitcode
+			 * (measured: "fzero -x 0 1" zeroes, exit 0) */
 			bad_option(s, ci->name, &p.opts[i]);
-			return usage(s, ci);
+			print_usage_line(s->out, ci);
 		}
 	}
 	if (p.nops != 2)
@@ -472,7 +482,7 @@ static int parse_help(const struct rmcmd_session *s, const struct cmdinfo *ci,
 	if (argc == 2) {
 		if (!find_cmd(argv[1])) {
 			fprintf(s->out, "command %s not found\n", argv[1]);
-			return -EINVAL;
+			return RMCMD_E_IGNORED;	/* xfs_io's help_f() returns 0 */
 		}
 		snprintf(cmd->topic, sizeof(cmd->topic), "%s", argv[1]);
 	}
@@ -540,8 +550,10 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 
 	ci = find_cmd(argv[0]);
 	if (!ci) {
+		/* libxcmd's command_loop() prints this and goes on without
+		 * touching exitcode */
 		fprintf(s->err, "command \"%s\" not found\n", argv[0]);
-		return -EINVAL;
+		return RMCMD_E_IGNORED;
 	}
 	if (argc - 1 < ci->argmin ||
 	    (ci->argmax != -1 && argc - 1 > ci->argmax)) {
@@ -554,7 +566,7 @@ int rmcmd_parse(const struct rmcmd_session *s, const char *line,
 		else
 			fprintf(s->err, "bad argument count %d to %s, expected between %d and %d arguments\n",
 				argc - 1, ci->name, ci->argmin, ci->argmax);
-		return -EINVAL;
+		return RMCMD_E_IGNORED;	/* libxcmd's command() returns 0 */
 	}
 	cmd->op = ci->op;
 	snprintf(cmd->name, sizeof(cmd->name), "%s", ci->name);
