@@ -285,6 +285,7 @@ struct dt_div {
 	int exp_byte, act_byte;
 	int64_t map_lo, map_hi;	/* range whose maps differ (DV_MAP) */
 	char *picture;		/* malloc'd: expected vs actual maps */
+	struct dt_mapsnap *snap;	/* malloc'd: both whole-file maps (mapshtml.c) */
 };
 
 struct dt_opts {
@@ -343,6 +344,24 @@ int dt_full_check(struct dt_exec *x, int i, uint64_t opno, struct dt_div *d);
 void dt_div_free(struct dt_div *d);
 /* Render expected (model) vs actual map of [lo, hi) of file i. */
 char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi);
+
+/* mapshtml.c: maps.html, the divergence as one self-contained page.
+ * Whole-file maps of file i at a divergence: the model's runs (state and
+ * may-mask) and the target's FIEMAP as runs (may == state), block-rounded
+ * as the oracle compares them. */
+struct dt_mapsnap {
+	struct rm_run *exp, *act;
+	size_t nexp, nact;
+	int64_t exp_size, act_size;	/* act_size < 0: fstat failed */
+	char note[160];			/* non-empty: why act is missing */
+};
+/* 0 with *out set, or -ENOMEM. */
+int dt_mapsnap_take(struct dt_exec *x, int i, struct dt_mapsnap **out);
+void dt_mapsnap_free(struct dt_mapsnap *m);
+/* The page for divergence d of ops[0..n) (d->snap: the maps at the
+ * divergence; the model's map after each op is replayed here).  0 or -errno. */
+int dt_maps_html_write(FILE *f, const struct dt_target *t, int nfiles,
+		       const struct dt_op *ops, size_t n, const struct dt_div *d);
 
 /* Depth estimates from an extent count (documented in README). */
 int dt_ext4_depth_est(int64_t extents);

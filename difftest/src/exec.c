@@ -77,6 +77,8 @@ void dt_div_free(struct dt_div *d)
 {
 	free(d->picture);
 	d->picture = NULL;
+	dt_mapsnap_free(d->snap);
+	d->snap = NULL;
 }
 
 static void div_set(struct dt_div *d, int kind, int file, uint64_t opno,
@@ -89,7 +91,7 @@ static void div_set(struct dt_div *d, int kind, int file, uint64_t opno,
 {
 	va_list ap;
 
-	free(d->picture);
+	dt_div_free(d);
 	memset(d, 0, sizeof(*d));
 	d->kind = kind;
 	d->file = file;

@@ -11,6 +11,8 @@
  *             umount/mount for the ops xfs_io has not) that prints
  *             "BUG REPRODUCED" and exits 1 when the kernel still diverges
  *   maps.txt  expected vs actual block maps and the first differing byte
+ *   maps.html the whole file's maps, zoomable, with the ops on a timeline
+ *             (mapshtml.c)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +44,10 @@ static double now(void)
  * again when a candidate is replayed. */
 static void div_picture(struct dt_exec *x, struct dt_div *d)
 {
+	/* both whole-file maps for maps.html (the oracle may have drawn the
+	 * window's picture already, not these) */
+	if (!d->snap && d->file >= 0 && d->file < x->s->nfiles)
+		dt_mapsnap_take(x, d->file, &d->snap);
 	if (d->picture)
 		return;
 	int64_t at = d->byte_off >= 0 ? d->byte_off : d->op.off;
@@ -475,5 +481,12 @@ int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 	if (d->picture)
 		fprintf(f, "\n%s", d->picture);
 	fclose(f);
-	return 0;
+
+	snprintf(path, sizeof(path), "%s/maps.html", dir);
+	if (!(f = fopen(path, "w")))
+		return -errno;
+	int rc = dt_maps_html_write(f, t, nfiles, ops, n, d);
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
 }
