@@ -179,6 +179,7 @@ struct dt_target {
 	int64_t depth_at_runs;		/* most model runs a measured file had */
 	double depth_seconds;
 	char depth_note[256];		/* last tool failure */
+	uint64_t xdiff_hits[32];	/* per expected-difference entry (DT_XDIFF_MAX) */
 };
 
 /* cowlat.c: where file i may have XFS CoW fork staging over holes (lseek
@@ -284,6 +285,7 @@ struct dt_div {
 	int64_t byte_off;	/* first differing byte (DV_DATA), -1 otherwise */
 	int exp_byte, act_byte;
 	int64_t map_lo, map_hi;	/* range whose maps differ (DV_MAP) */
+	int64_t exp_ret, act_ret;	/* DV_RET of an op's result: model's, target's */
 	char *picture;		/* malloc'd: expected vs actual maps */
 	struct dt_mapsnap *snap;	/* malloc'd: both whole-file maps (mapshtml.c) */
 };
@@ -295,6 +297,7 @@ struct dt_opts {
 	uint64_t map_batch;	/* check the affected maps every N ops (1: each op) */
 	int verify_fullmap_after_global;
 	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
+	const struct dt_xdiffs *xdiff;	/* expected differences (expected.c), NULL: none */
 };
 
 struct dt_exec {
@@ -362,6 +365,65 @@ void dt_mapsnap_free(struct dt_mapsnap *m);
  * divergence; the model's map after each op is replayed here).  0 or -errno. */
 int dt_maps_html_write(FILE *f, const struct dt_target *t, int nfiles,
 		       const struct dt_op *ops, size_t n, const struct dt_div *d);
+
+/* The granules where the target's state is outside the model's may-set
+ * (past either map's end: a hole), in order: fn(ctx, lo, hi, may, st) per
+ * stretch of one may/state pair. */
+int dt_mapsnap_diffs(const struct dt_mapsnap *m,
+		     int (*fn)(void *ctx, int64_t lo, int64_t hi, unsigned may, unsigned st),
+		     void *ctx);
+
+/* expected.c: known differences between the model and other kernels */
+#define DT_XDIFF_MAX	32
+#define DT_XDIFF_RANGES	4
+struct dt_kver_range {
+	int lo[3], hi[3];
+	int hi_n;		/* 0: open; 2: all of hi[0].hi[1].*; 3: up to hi */
+};
+struct dt_xdiff {
+	char id[48];
+	struct dt_kver_range ranges[DT_XDIFF_RANGES];
+	int nranges;
+	char fs[8];		/* any, ext4, xfs */
+	int op;			/* enum dt_kind, -1 any */
+	int div;		/* enum dt_divkind */
+	int match;		/* expected.c XM_* */
+	int exp_err, act_err;	/* errno rule: positive errnos */
+	int64_t window;		/* map-folio-data */
+	char function[256], why[512];
+};
+struct dt_xdiffs {
+	struct dt_xdiff v[DT_XDIFF_MAX];
+	size_t n;
+	char release[128];	/* uname -r the entries are matched against */
+	int kv[3], kv_ok;
+};
+/* The data file compiled in (difftest/expected/kernels.txt). */
+const char *dt_xdiff_builtin(void);
+/* Parse text (name: for messages): 0, or -EINVAL with "name:LINE: why". */
+int dt_xdiff_parse(const char *text, const char *name, struct dt_xdiffs *x, char *err,
+		   size_t errn);
+int dt_xdiff_load(const char *path, struct dt_xdiffs *x, char *err, size_t errn);
+/* Match against kernel release (NULL: uname -r of this host).  0 or -errno. */
+int dt_xdiff_select(struct dt_xdiffs *x, const char *release);
+int dt_kver_parse(const char *release, int v[3]);
+int dt_xdiff_kernel_in(const struct dt_xdiff *e, const int kv[3]);
+/* The entry of xs that explains divergence d on x's target, or -1. */
+int dt_xdiff_match(const struct dt_xdiffs *xs, struct dt_exec *x, const struct dt_div *d);
+/* The window of a map-folio-data entry that applies to op on t, else 0:
+ * exec.c checks the map of the op's whole window, so that the folio's
+ * blocks are seen (and explained) at the op, not at a later full check. */
+int64_t dt_xdiff_window(const struct dt_xdiffs *xs, const struct dt_target *t,
+			const struct dt_op *op);
+/* 1 when a match of entry k leaves the file's state unknown to the model. */
+int dt_xdiff_resets(const struct dt_xdiffs *xs, int k);
+/* "id=count,..." of the entries hit; returns the sum of the counts. */
+uint64_t dt_xdiff_summary(const struct dt_xdiffs *xs, const uint64_t *hits, char *buf, size_t n);
+/* --expected: arg NULL the built-in file, "none" no entries, else a path;
+ * matched against this host's uname -r.  0, or -errno with a message. */
+int dt_xdiff_setup(const char *arg, struct dt_xdiffs *x, char *err, size_t errn);
+/* "id, id" of the entries that apply to file system fsname here. */
+void dt_xdiff_describe(const struct dt_xdiffs *xs, const char *fsname, char *buf, size_t n);
 
 /* Depth estimates from an extent count (documented in README). */
 int dt_ext4_depth_est(int64_t extents);

@@ -89,6 +89,9 @@ static void usage(FILE *f)
 "      --no-pin           let the scheduler move difftest between CPUs (default: each\n"
 "                         run, replay and shrink stays on one CPU, so that ext4's per-CPU\n"
 "                         block preallocation gives a seed the same layout every time)\n"
+"      --expected FILE    known differences of other kernels than the model's, applied\n"
+"                         when uname -r matches (default: the built-in\n"
+"                         expected/kernels.txt; none: no entries)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -631,6 +634,8 @@ struct cli {
 	const char *targets[32];
 	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run;
 	const char *replay, *json, *crash_log;
+	const char *expected;	/* --expected */
+	struct dt_xdiffs xd;
 };
 
 static const struct option long_opts[] = {
@@ -664,6 +669,7 @@ static const struct option long_opts[] = {
 	{ "crash-script", required_argument, NULL, 'X' },
 	{ "crash-replay", required_argument, NULL, 'x' },
 	{ "no-pin", no_argument, NULL, 'I' },
+	{ "expected", required_argument, NULL, 'E' },
 	{ 0 }
 };
 
@@ -821,6 +827,7 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'L': a->serial = 1; return 0;
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
+	case 'E': a->expected = arg; return 0;
 	case 'h': usage(stdout); exit(0);
 	}
 	usage(stderr);
@@ -997,6 +1004,12 @@ int main(int argc, char **argv)
 		return rc;
 	if (a.merge)
 		return do_merge(&a, argc, argv);
+	char xerr[512];
+	if (dt_xdiff_setup(a.expected, &a.xd, xerr, sizeof(xerr))) {
+		fprintf(stderr, "difftest: --expected: %s\n", xerr);
+		return 2;
+	}
+	a.c.o.xdiff = a.xd.n ? &a.xd : NULL;
 	if (a.crash_log)
 		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
 				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);

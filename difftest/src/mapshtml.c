@@ -175,16 +175,15 @@ static void jruns(FILE *f, const struct rm_run *v, size_t n, int64_t u)
 	fputc(']', f);
 }
 
-/* The granules where the target's state is outside the model's may-set
- * (the oracle's rule; past either map's end the state is a hole), as
- * [start, length] ranges; returns how many. */
-static size_t jdiff(FILE *f, const struct dt_mapsnap *m, int64_t u)
+int dt_mapsnap_diffs(const struct dt_mapsnap *m,
+		     int (*fn)(void *ctx, int64_t lo, int64_t hi, unsigned may, unsigned st),
+		     void *ctx)
 {
-	size_t i = 0, j = 0, cnt = 0;
-	int64_t p = 0, dlo = -1, dhi = -1;
+	size_t i = 0, j = 0;
+	int64_t p = 0;
+	int rc = 0;
 
-	fputc('[', f);
-	for (;;) {
+	while (!rc) {
 		while (i < m->nexp && m->exp[i].off + m->exp[i].len <= p)
 			i++;
 		while (j < m->nact && m->act[j].off + m->act[j].len <= p)
@@ -208,24 +207,48 @@ static size_t jdiff(FILE *f, const struct dt_mapsnap *m, int64_t u)
 			if (qa < q)
 				q = qa;
 		}
-		if (!(may & st)) {
-			if (dhi == p) {
-				dhi = q;
-			} else {
-				if (dlo >= 0)
-					fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", cnt++ ? "," : "",
-						dlo / u, rm_sat_add(dhi - dlo, u - 1) / u);
-				dlo = p;
-				dhi = q;
-			}
-		}
+		if (!(may & st))
+			rc = fn(ctx, p, q, may, st);
 		p = q;
 	}
-	if (dlo >= 0)
-		fprintf(f, "%s[%" PRId64 ",%" PRId64 "]", cnt++ ? "," : "", dlo / u,
-			rm_sat_add(dhi - dlo, u - 1) / u);
+	return rc;
+}
+
+/* [start, length] ranges of differing granules, adjacent ones merged */
+struct jd {
+	FILE *f;
+	int64_t u, lo, hi;
+	size_t cnt;
+};
+
+static void jd_flush(struct jd *c)
+{
+	if (c->lo >= 0)
+		fprintf(c->f, "%s[%" PRId64 ",%" PRId64 "]", c->cnt++ ? "," : "", c->lo / c->u,
+			rm_sat_add(c->hi - c->lo, c->u - 1) / c->u);
+}
+
+static int jd_cb(void *ctx, int64_t lo, int64_t hi, unsigned may, unsigned st)
+{
+	struct jd *c = ctx;
+	(void)may;
+	(void)st;
+	if (c->hi != lo) {
+		jd_flush(c);
+		c->lo = lo;
+	}
+	c->hi = hi;
+	return 0;
+}
+
+static void jdiff(FILE *f, const struct dt_mapsnap *m, int64_t u)
+{
+	struct jd c = { .f = f, .u = u, .lo = -1, .hi = -1 };
+
+	fputc('[', f);
+	dt_mapsnap_diffs(m, jd_cb, &c);
+	jd_flush(&c);
 	fputc(']', f);
-	return cnt;
 }
 
 /* Replay ops on fresh model files as the reproducer's model does (optab.h

@@ -97,6 +97,9 @@ static void json_target_counts(FILE *f, const struct dt_campaign *c, const struc
 				"extents in the inode, +1 per factor of 340 (4 KiB blocks); a lower bound");
 	fprintf(f, ",\n      \"depth_note\": ");
 	jstr(f, t->depth_note);
+	fprintf(f, ",\n      \"expected_differences\": %" PRIu64 ",\n      \"expected_applied\": ",
+		t->expected_diffs);
+	jstr(f, t->expected);
 }
 
 /* Ops and wall seconds per op kind (a remount's include its full checks)
