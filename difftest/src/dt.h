@@ -441,7 +441,8 @@ struct dt_shrink_res {
 	int flaky;		/* shrunk, then did not fail when re-tested */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
- * divergence (with *d), DV_NONE if clean, <0 on setup error. */
+ * divergence (with *d), DV_NONE if clean (d->snap: the last op's file's
+ * maps, d->kind DV_NONE), <0 on setup error. */
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d,
 	       size_t *stop_at);
@@ -475,7 +476,10 @@ int dt_pin(int slot);
  * crash reproducer, whose verdict is the kernel log). */
 void dt_write_script(FILE *f, struct dt_target *t, int nfiles, const struct dt_op *ops,
 		     size_t n, const struct dt_div *d);
-/* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
+/* Write DIR/maps.html alone (mapshtml.c).  0 or -errno. */
+int dt_write_maps_page(const char *dir, const struct dt_target *t, int nfiles,
+		       const struct dt_op *ops, size_t n, const struct dt_div *d);
+/* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt, DIR/maps.html.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,
 		   uint64_t seed);

@@ -583,6 +583,14 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	}
 	if (rc == DV_NONE) {
 		printf("replay %s on %s: %zu ops, no divergence\n", log, target, n);
+		char dir[PATH_MAX + 32];
+		snprintf(dir, sizeof(dir), "%s/replay", out ? out : "");
+		if (out) {
+			mkdir(out, 0755);
+			if (!dt_write_maps_page(dir, &t, nfiles, ops, n, &d))
+				printf("maps of the last op's file: %s/maps.html\n", dir);
+		}
+		dt_div_free(&d);
 		free(ops);
 		return 0;
 	}
