@@ -14,7 +14,8 @@
  * (repro.sh, the xfs_io reproducer), shiftmap.c (moving a candidate's ops
  * across the shifts ddmin removed), cowlat.c (where XFS may keep CoW
  * staging: lseek latitude), report.c (statistics, progress, JSON report
- * and merge), main.c.
+ * and merge), mapshtml.c (maps.html, the picture of a divergence),
+ * expected.c (known differences of other kernels than the model's), main.c.
  */
 #ifndef DIFFTEST_DT_H
 #define DIFFTEST_DT_H
