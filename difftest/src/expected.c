@@ -100,7 +100,9 @@ static char *trim(char *s)
 /* "6.12 -", "6.12.118 - 6.12", "6.15 - 6.17.3", ranges separated by ','. */
 static int parse_ranges(char *s, struct dt_xdiff *e, char *err, size_t errn)
 {
-	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+	char *save = NULL;
+
+	for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct dt_kver_range *g;
 		const char *p;
 		if (e->nranges >= DT_XDIFF_RANGES) {
