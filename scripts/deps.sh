@@ -3,7 +3,8 @@
 #
 # Every entry point (scripts/test-all.sh, scripts/main.sh, vm/*) calls this, so
 # a fresh machine needs nothing installed by hand.  Groups: build (library,
-# CLI, tests; xfsprogs for the xfs_io comparison test), fuse (server and mount tests), kernel (building Linux 6.1 and 6.12 from
+# CLI, tests; xfsprogs for the xfs_io comparison test, chromium for the
+# maps.html browser test), fuse (server and mount tests), kernel (building Linux 6.1 and 6.12 from
 # Debian's linux-source-6.1 and -6.12), vm (initramfs contents and QEMU), fuzz (clang
 # and its libFuzzer runtime, for scripts/fuzz), cluster (a one-node Slurm
 # cluster, GNU parallel and sshd, for difftest/cluster/test-cluster).
@@ -19,7 +20,7 @@ USAGE
 }
 
 declare -A pkgs=(
-	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev libjansson-dev xfsprogs"
+	[build]="build-essential cmake pkg-config libcmocka-dev libxxhash-dev libjansson-dev xfsprogs chromium python3"
 	[fuse]="libfuse3-dev fuse3 xfsprogs e2fsprogs"
 	[kernel]="linux-source-6.1 linux-source-6.12 bc bison flex libelf-dev libssl-dev cpio xz-utils kmod python3"
 	[vm]="qemu-system-x86 busybox-static xfsprogs e2fsprogs cpio zstd"

@@ -509,6 +509,8 @@ static void fill_results(struct trun *u)
 	r->fsck_runs = t->fsck_runs;
 	r->fsck_errors = t->fsck_errors;
 	r->fsck_seconds = t->fsck_seconds;
+	r->expected_diffs = dt_xdiff_summary(u->c->o.xdiff, t->xdiff_hits, r->expected,
+					     sizeof(r->expected));
 	snprintf(r->depth_note, sizeof(r->depth_note), "%s", t->depth_note);
 	memcpy(r->kind_sec, x->kind_sec, sizeof(r->kind_sec));
 	r->full_sec = x->full_sec;
@@ -519,6 +521,27 @@ static void fill_results(struct trun *u)
 	r->map_extents = x->map_extents;
 	r->full_checks = x->full_checks;
 	r->bytes_checked = x->bytes_checked;
+}
+
+/* Which expected differences apply to t on this kernel (r NULL, before
+ * the run) and how many divergences they explained (after it). */
+static void xdiff_note(const struct dt_campaign *c, const struct dt_target *t,
+		       const struct dt_tresult *r)
+{
+	char ids[512];
+
+	if (c->quiet || !c->o.xdiff || t->type != DT_T_FD)
+		return;
+	dt_xdiff_describe(c->o.xdiff, t->fsname, ids, sizeof(ids));
+	if (!ids[0])
+		return;
+	if (!r)
+		fprintf(stderr, "difftest: %s: kernel %s: expected differences applied: %s\n",
+			t->name, c->o.xdiff->release, ids);
+	else
+		fprintf(stderr, "difftest: %s: %" PRIu64 " expected differences of kernel %s%s%s\n",
+			t->name, r->expected_diffs, c->o.xdiff->release, r->expected[0] ? ": " : "",
+			r->expected);
 }
 
 int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresult *r)
@@ -540,6 +563,7 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	if ((rc = start_run(u)))
 		goto out;
 	exec_ok = 1;
+	xdiff_note(c, t, NULL);
 	open_journal(u);
 	getrusage(RUSAGE_SELF, &u->ru0);
 	getrusage(RUSAGE_CHILDREN, &u->rc0);
@@ -552,6 +576,7 @@ int dt_campaign_target(struct dt_campaign *c, const char *spec, struct dt_tresul
 	r->seconds = now() - r->t0;
 	fill_results(u);
 	progress(c, r, j, c->ops, 1);
+	xdiff_note(c, t, r);
 	if (u->jf)
 		fclose(u->jf);
 out:

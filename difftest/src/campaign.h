@@ -70,6 +70,9 @@ struct dt_tresult {
 	 * seconds this says whether the run was CPU-bound or waiting. */
 	double cpu_user, cpu_sys, cpu_children;
 	int cpu;		/* the CPU the run was pinned to; -1: not pinned */
+	/* known differences of the running kernel (expected.c) */
+	uint64_t expected_diffs;
+	char expected[512];	/* "id=count,..." */
 };
 
 /* Live progress of one target run in a child process (targets run at

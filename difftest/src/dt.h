@@ -14,7 +14,8 @@
  * (repro.sh, the xfs_io reproducer), shiftmap.c (moving a candidate's ops
  * across the shifts ddmin removed), cowlat.c (where XFS may keep CoW
  * staging: lseek latitude), report.c (statistics, progress, JSON report
- * and merge), main.c.
+ * and merge), mapshtml.c (maps.html, the picture of a divergence),
+ * expected.c (known differences of other kernels than the model's), main.c.
  */
 #ifndef DIFFTEST_DT_H
 #define DIFFTEST_DT_H
@@ -179,6 +180,7 @@ struct dt_target {
 	int64_t depth_at_runs;		/* most model runs a measured file had */
 	double depth_seconds;
 	char depth_note[256];		/* last tool failure */
+	uint64_t xdiff_hits[32];	/* per expected-difference entry (DT_XDIFF_MAX) */
 };
 
 /* cowlat.c: where file i may have XFS CoW fork staging over holes (lseek
@@ -284,7 +286,9 @@ struct dt_div {
 	int64_t byte_off;	/* first differing byte (DV_DATA), -1 otherwise */
 	int exp_byte, act_byte;
 	int64_t map_lo, map_hi;	/* range whose maps differ (DV_MAP) */
+	int64_t exp_ret, act_ret;	/* DV_RET of an op's result: model's, target's */
 	char *picture;		/* malloc'd: expected vs actual maps */
+	struct dt_mapsnap *snap;	/* malloc'd: both whole-file maps (mapshtml.c) */
 };
 
 struct dt_opts {
@@ -294,6 +298,7 @@ struct dt_opts {
 	uint64_t map_batch;	/* check the affected maps every N ops (1: each op) */
 	int verify_fullmap_after_global;
 	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
+	const struct dt_xdiffs *xdiff;	/* expected differences (expected.c), NULL: none */
 };
 
 struct dt_exec {
@@ -344,6 +349,83 @@ void dt_div_free(struct dt_div *d);
 /* Render expected (model) vs actual map of [lo, hi) of file i. */
 char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi);
 
+/* mapshtml.c: maps.html, the divergence as one self-contained page.
+ * Whole-file maps of file i at a divergence: the model's runs (state and
+ * may-mask) and the target's FIEMAP as runs (may == state), block-rounded
+ * as the oracle compares them. */
+struct dt_mapsnap {
+	struct rm_run *exp, *act;
+	size_t nexp, nact;
+	int64_t exp_size, act_size;	/* act_size < 0: fstat failed */
+	char note[160];			/* non-empty: why act is missing */
+};
+/* 0 with *out set, or -ENOMEM. */
+int dt_mapsnap_take(struct dt_exec *x, int i, struct dt_mapsnap **out);
+void dt_mapsnap_free(struct dt_mapsnap *m);
+/* The page for divergence d of ops[0..n) (d->snap: the maps at the
+ * divergence; the model's map after each op is replayed here).  0 or -errno. */
+int dt_maps_html_write(FILE *f, const struct dt_target *t, int nfiles,
+		       const struct dt_op *ops, size_t n, const struct dt_div *d);
+
+/* The granules where the target's state is outside the model's may-set
+ * (past either map's end: a hole), in order: fn(ctx, lo, hi, may, st) per
+ * stretch of one may/state pair. */
+int dt_mapsnap_diffs(const struct dt_mapsnap *m,
+		     int (*fn)(void *ctx, int64_t lo, int64_t hi, unsigned may, unsigned st),
+		     void *ctx);
+
+/* expected.c: known differences between the model and other kernels */
+#define DT_XDIFF_MAX	32
+#define DT_XDIFF_RANGES	4
+struct dt_kver_range {
+	int lo[3], hi[3];
+	int hi_n;		/* 0: open; 2: all of hi[0].hi[1].*; 3: up to hi */
+};
+struct dt_xdiff {
+	char id[48];
+	struct dt_kver_range ranges[DT_XDIFF_RANGES];
+	int nranges;
+	char fs[8];		/* any, ext4, xfs */
+	int op;			/* enum dt_kind, -1 any */
+	int div;		/* enum dt_divkind */
+	int match;		/* expected.c XM_* */
+	int exp_err, act_err;	/* errno rule: positive errnos */
+	int64_t window;		/* map-folio-data */
+	char function[256], why[512];
+};
+struct dt_xdiffs {
+	struct dt_xdiff v[DT_XDIFF_MAX];
+	size_t n;
+	char release[128];	/* uname -r the entries are matched against */
+	int kv[3], kv_ok;
+};
+/* The data file compiled in (difftest/expected/kernels.txt). */
+const char *dt_xdiff_builtin(void);
+/* Parse text (name: for messages): 0, or -EINVAL with "name:LINE: why". */
+int dt_xdiff_parse(const char *text, const char *name, struct dt_xdiffs *x, char *err,
+		   size_t errn);
+int dt_xdiff_load(const char *path, struct dt_xdiffs *x, char *err, size_t errn);
+/* Match against kernel release (NULL: uname -r of this host).  0 or -errno. */
+int dt_xdiff_select(struct dt_xdiffs *x, const char *release);
+int dt_kver_parse(const char *release, int v[3]);
+int dt_xdiff_kernel_in(const struct dt_xdiff *e, const int kv[3]);
+/* The entry of xs that explains divergence d on x's target, or -1. */
+int dt_xdiff_match(const struct dt_xdiffs *xs, struct dt_exec *x, const struct dt_div *d);
+/* The window of a map-folio-data entry that applies to op on t, else 0:
+ * exec.c checks the map of the op's whole window, so that the folio's
+ * blocks are seen (and explained) at the op, not at a later full check. */
+int64_t dt_xdiff_window(const struct dt_xdiffs *xs, const struct dt_target *t,
+			const struct dt_op *op);
+/* 1 when a match of entry k leaves the file's state unknown to the model. */
+int dt_xdiff_resets(const struct dt_xdiffs *xs, int k);
+/* "id=count,..." of the entries hit; returns the sum of the counts. */
+uint64_t dt_xdiff_summary(const struct dt_xdiffs *xs, const uint64_t *hits, char *buf, size_t n);
+/* --expected: arg NULL the built-in file, "none" no entries, else a path;
+ * matched against this host's uname -r.  0, or -errno with a message. */
+int dt_xdiff_setup(const char *arg, struct dt_xdiffs *x, char *err, size_t errn);
+/* "id, id" of the entries that apply to file system fsname here. */
+void dt_xdiff_describe(const struct dt_xdiffs *xs, const char *fsname, char *buf, size_t n);
+
 /* Depth estimates from an extent count (documented in README). */
 int dt_ext4_depth_est(int64_t extents);
 int dt_xfs_levels_est(int64_t extents, int *btree);
@@ -360,7 +442,8 @@ struct dt_shrink_res {
 	int flaky;		/* shrunk, then did not fail when re-tested */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
- * divergence (with *d), DV_NONE if clean, <0 on setup error. */
+ * divergence (with *d), DV_NONE if clean (d->snap: the last op's file's
+ * maps, d->kind DV_NONE), <0 on setup error. */
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d,
 	       size_t *stop_at);
@@ -394,7 +477,10 @@ int dt_pin(int slot);
  * crash reproducer, whose verdict is the kernel log). */
 void dt_write_script(FILE *f, struct dt_target *t, int nfiles, const struct dt_op *ops,
 		     size_t n, const struct dt_div *d);
-/* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt.  0 or -errno. */
+/* Write DIR/maps.html alone (mapshtml.c).  0 or -errno. */
+int dt_write_maps_page(const char *dir, const struct dt_target *t, int nfiles,
+		       const struct dt_op *ops, size_t n, const struct dt_div *d);
+/* Write DIR/ops.log, DIR/repro.sh, DIR/maps.txt, DIR/maps.html.  0 or -errno. */
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,
 		   uint64_t seed);

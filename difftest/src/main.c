@@ -91,6 +91,9 @@ static void usage(FILE *f)
 "      --no-pin           let the scheduler move difftest between CPUs (default: each\n"
 "                         run, replay and shrink stays on one CPU, so that ext4's per-CPU\n"
 "                         block preallocation gives a seed the same layout every time)\n"
+"      --expected FILE    known differences of other kernels than the model's, applied\n"
+"                         when uname -r matches (default: the built-in\n"
+"                         expected/kernels.txt; none: no entries)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm               run in QEMU through difftest-vm (without -t: ext4, xfs, fusefs;\n"
@@ -585,6 +588,14 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	}
 	if (rc == DV_NONE) {
 		printf("replay %s on %s: %zu ops, no divergence\n", log, target, n);
+		char dir[PATH_MAX + 32];
+		snprintf(dir, sizeof(dir), "%s/replay", out ? out : "");
+		if (out) {
+			mkdir(out, 0755);
+			if (!dt_write_maps_page(dir, &t, nfiles, ops, n, &d))
+				printf("maps of the last op's file: %s/maps.html\n", dir);
+		}
+		dt_div_free(&d);
 		free(ops);
 		return 0;
 	}
@@ -636,6 +647,8 @@ struct cli {
 	const char *targets[32];
 	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run, vm;
 	const char *replay, *json, *crash_log;
+	const char *expected;	/* --expected */
+	struct dt_xdiffs xd;
 };
 
 static const struct option long_opts[] = {
@@ -671,6 +684,7 @@ static const struct option long_opts[] = {
 	{ "crash-script", required_argument, NULL, 'X' },
 	{ "crash-replay", required_argument, NULL, 'x' },
 	{ "no-pin", no_argument, NULL, 'I' },
+	{ "expected", required_argument, NULL, 'E' },
 	{ 0 }
 };
 
@@ -828,6 +842,7 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'L': a->serial = 1; return 0;
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
+	case 'E': a->expected = arg; return 0;
 	case 'h': usage(stdout); exit(0);
 	case 'V': printf("difftest version %s\n", RS_VERSION); exit(0);
 	case 'v': a->vm = 1; return 0;
@@ -1007,6 +1022,12 @@ int main(int argc, char **argv)
 		return rc;
 	if (a.merge)
 		return do_merge(&a, argc, argv);
+	char xerr[512];
+	if (dt_xdiff_setup(a.expected, &a.xd, xerr, sizeof(xerr))) {
+		fprintf(stderr, "difftest: --expected: %s\n", xerr);
+		return 2;
+	}
+	a.c.o.xdiff = a.xd.n ? &a.xd : NULL;
 	if (a.crash_log)
 		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
 				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);

@@ -155,6 +155,9 @@ static void json_target_counts(struct jb *b, json_t *o, const struct dt_campaign
 	put(b, o, "fsck_errors", jcount(b, t->fsck_errors));
 	put(b, o, "fsck_seconds", jsec(t->fsck_seconds));
 	put(b, o, "fsck_every", jcount(b, c->o.fsck_every));
+	/* expected differences of the running kernel (difftest/expected) */
+	put(b, o, "expected_differences", jcount(b, t->expected_diffs));
+	put(b, o, "expected_applied", jstring(t->expected));
 	if (t->depth_runs)
 		put(b, o, "depth_method", json_string(isxfs ?
 			"measured by xfs_db at remounts: core.format, u3.bmbt.level of the "

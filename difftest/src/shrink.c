@@ -11,6 +11,8 @@
  *             umount/mount for the ops xfs_io has not) that prints
  *             "BUG REPRODUCED" and exits 1 when the kernel still diverges
  *   maps.txt  expected vs actual block maps and the first differing byte
+ *   maps.html the whole file's maps, zoomable, with the ops on a timeline
+ *             (mapshtml.c)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -42,6 +44,10 @@ static double now(void)
  * again when a candidate is replayed. */
 static void div_picture(struct dt_exec *x, struct dt_div *d)
 {
+	/* both whole-file maps for maps.html (the oracle may have drawn the
+	 * window's picture already, not these) */
+	if (!d->snap && d->file >= 0 && d->file < x->s->nfiles)
+		dt_mapsnap_take(x, d->file, &d->snap);
 	if (d->picture)
 		return;
 	int64_t at = d->byte_off >= 0 ? d->byte_off : d->op.off;
@@ -129,9 +135,11 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	return rc;
 }
 
+/* snap_clean: a clean run leaves the last op's file's maps in d->snap
+ * (--replay's maps.html of a log that no longer diverges) */
 static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		   size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at,
-		   uint8_t *shifted)
+		   uint8_t *shifted, int snap_clean)
 {
 	struct dt_session *s;
 	struct dt_exec x;
@@ -161,6 +169,13 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	}
 	if (rc > 0)
 		div_picture(&x, d);
+	if (!rc && snap_clean && n && ops[n - 1].file < nfiles) {
+		d->file = ops[n - 1].file;
+		d->op = ops[n - 1];
+		d->opno = n - 1;
+		d->byte_off = -1;
+		dt_mapsnap_take(&x, d->file, &d->snap);
+	}
 	if (stop_at)
 		*stop_at = j;
 	dt_exec_fini(&x);
@@ -171,7 +186,7 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
 {
-	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL);
+	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL, 1);
 }
 
 /* The shrinker's predicate (ddmin.h): a candidate fails when it shows a
@@ -233,7 +248,7 @@ static int shrink_fails(void *ctx, const struct dt_op *ops, size_t n, size_t *ne
 			c->tests, n, c->last_note - c->t0);
 	}
 	journal_candidate(c, ops, n);
-	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, c->cand_sh);
+	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, c->cand_sh, 0);
 	/* a wrong result must stay one of the same op: any op has errno
 	 * edges, and "some op returns a wrong errno" let mutant 03's wrong
 	 * insert slip to an unrelated 1-op mread the clean kernel fails too */
@@ -437,6 +452,23 @@ int dt_write_crash_script(FILE *f, struct dt_target *t, int nfiles,
 	return ferror(f) ? -EIO : 0;
 }
 
+int dt_write_maps_page(const char *dir, const struct dt_target *t, int nfiles,
+		       const struct dt_op *ops, size_t n, const struct dt_div *d)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/maps.html", dir);
+	if (!(f = fopen(path, "w")))
+		return -errno;
+	int rc = dt_maps_html_write(f, t, nfiles, ops, n, d);
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
 int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		   const struct dt_op *ops, size_t n, const struct dt_div *d,
 		   uint64_t seed)
@@ -475,5 +507,6 @@ int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 	if (d->picture)
 		fprintf(f, "\n%s", d->picture);
 	fclose(f);
-	return 0;
+
+	return dt_write_maps_page(dir, t, nfiles, ops, n, d);
 }
