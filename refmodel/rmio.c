@@ -46,6 +46,8 @@ static void usage(FILE *out)
 "                bytes in memory\n"
 "  -c CMD        run CMD; may be repeated, runs in order\n"
 "  SCRIPT        file with one command per line ('-' = stdin), # comments\n"
+"  --strict      the intended semantics: none of the kernel errata of\n"
+"                refmodel/ERRATA.md (default: copy the kernel's behaviour)\n"
 "  --help        this text\n"
 "\n"
 "Commands:\n");
@@ -98,6 +100,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'H' },
+		{ "strict", no_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int64_t v;
@@ -146,6 +149,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'c':
 			a->cmds[a->ncmds++] = optarg;
+			break;
+		case 'E':	/* intended semantics: no kernel errata (ERRATA.md) */
+			a->opts.strict = 1;
 			break;
 		case 'H':
 			usage(stdout);

@@ -294,6 +294,7 @@ struct dt_opts {
 	uint64_t map_batch;	/* check the affected maps every N ops (1: each op) */
 	int verify_fullmap_after_global;
 	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
+	int strict;		/* --strict: the model without kernel errata (ERRATA.md) */
 };
 
 struct dt_exec {

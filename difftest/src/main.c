@@ -89,6 +89,9 @@ static void usage(FILE *f)
 "      --no-pin           let the scheduler move difftest between CPUs (default: each\n"
 "                         run, replay and shrink stays on one CPU, so that ext4's per-CPU\n"
 "                         block preallocation gives a seed the same layout every time)\n"
+"      --strict           the model's intended semantics, without the kernel errata of\n"
+"                         refmodel/ERRATA.md (default: the model copies them): errata\n"
+"                         show up as divergences; op logs and reproducers record it\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -502,6 +505,23 @@ static int load_log(const char *log, const char *tspec, struct dt_op **ops, size
 	return 0;
 }
 
+/* Whether an op log was written by a --strict run ("# strict: 1" in its
+ * header, dt_log_write()): a replay then uses the strict model too. */
+static int log_is_strict(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[256];
+	int strict = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && line[0] == '#')
+		if (!strncmp(line, "# strict: 1", 11))
+			strict = 1;
+	fclose(f);
+	return strict;
+}
+
 /* --crash-script LOG: print LOG as an xfs_io script that reports a kernel
  * oops/BUG/WARNING (the campaign shrinks mutant crashes with it: a crash
  * kills the guest, so no in-process oracle can judge a candidate). */
@@ -570,6 +590,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		free(ops);
 		return 2;
 	}
+	t.mopts.strict = o->strict || log_is_strict(log);
 	struct dt_div d;
 	pin_replay(no_pin);
 	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
@@ -664,6 +685,7 @@ static const struct option long_opts[] = {
 	{ "crash-script", required_argument, NULL, 'X' },
 	{ "crash-replay", required_argument, NULL, 'x' },
 	{ "no-pin", no_argument, NULL, 'I' },
+	{ "strict", no_argument, NULL, 'E' },
 	{ 0 }
 };
 
@@ -818,6 +840,7 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'Z': a->shrink = 1; return 0;
 	case 'Y': c->fiemap_nosync = 1; return 0;
 	case 'I': c->no_pin = 1; return 0;
+	case 'E': c->o.strict = 1; return 0;
 	case 'L': a->serial = 1; return 0;
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;

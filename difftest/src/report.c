@@ -42,9 +42,9 @@ static void json_head(FILE *f, const struct dt_campaign *c, const struct dt_tres
 		ndiv += r[i].divergences;
 	fprintf(f, "{\n  \"tool\": \"difftest\",\n  \"version\": 1,\n  \"seed\": %" PRIu64 ",\n"
 		"  \"shard\": \"%d/%d\",\n  \"ops_per_target\": %" PRIu64 ",\n  \"files\": %d,\n"
-		"  \"check_every\": %" PRIu64 ",\n  \"seconds\": %.3f,\n  \"divergence_count\": %" PRIu64
+		"  \"check_every\": %" PRIu64 ",\n  \"strict\": %d,\n  \"seconds\": %.3f,\n  \"divergence_count\": %" PRIu64
 		",\n  \"targets\": [", c->base_seed, c->shard_i, c->shard_n, c->ops, c->nfiles,
-		c->o.check_every, seconds, ndiv);
+		c->o.check_every, c->o.strict, seconds, ndiv);
 }
 
 /* A target's names, counters and tree depths (measured or estimated). */
@@ -566,7 +566,8 @@ static int is_max_key(const char *k)
 {
 	return !strncmp(k, "max_", 4) || !strcmp(k, "seconds") || !strcmp(k, "seed") ||
 	       !strcmp(k, "version") || !strcmp(k, "files") || !strcmp(k, "check_every") ||
-	       !strcmp(k, "blocksize") || !strcmp(k, "op_index") || !strcmp(k, "file");
+	       !strcmp(k, "blocksize") || !strcmp(k, "op_index") || !strcmp(k, "file") ||
+	       !strcmp(k, "strict");
 }
 
 struct jm {

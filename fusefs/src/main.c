@@ -92,6 +92,7 @@ struct conf {
 	char *blocksize;
 	char *size;
 	char *timeout;
+	int strict;
 };
 
 #define RS_OPT(t, p) { t, offsetof(struct conf, p), 0 }
@@ -100,6 +101,7 @@ static const struct fuse_opt rs_opts[] = {
 	RS_OPT("blocksize=%s", blocksize),
 	RS_OPT("size=%s", size),
 	RS_OPT("timeout=%s", timeout),
+	{ "strict", offsetof(struct conf, strict), 1 },
 	FUSE_OPT_END
 };
 
@@ -118,6 +120,8 @@ static void usage(const char *prog)
 	       "    -o size=BYTES              capacity for file data, suffixes k m g t\n"
 	       "                               (default 64g; ENOSPC beyond it)\n"
 	       "    -o timeout=SECONDS         kernel entry/attribute cache timeout (default 1)\n"
+	       "    -o strict                  intended semantics: none of the kernel errata\n"
+	       "                               of refmodel/ERRATA.md (default: copy the kernel)\n"
 	       "\n"
 	       "Insert and collapse range on a stock kernel: run programs with\n"
 	       "LD_PRELOAD=librangeshift-preload.so (fallocate(2) and FS_IOC_FIEMAP are\n"
@@ -159,6 +163,7 @@ static int configure(struct fs *fs, const struct conf *c)
 	fs->opts.profile = RM_PROFILE_EXT4;
 	fs->opts.blocksize = 4096;
 	fs->opts.maxbytes = 0;
+	fs->opts.strict = c->strict;
 	fs->capacity = (int64_t)64 << 30;
 	fs->timeout = 1.0;
 	if (c->profile && rm_profile_parse(c->profile, &fs->opts.profile) < 0) {
