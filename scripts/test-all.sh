@@ -7,7 +7,9 @@
 #   3. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   4. every libFuzzer harness for a bounded time (scripts/fuzz, clang)
 #   5. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
-#      QEMU and run the in-guest tests (vm/test-guest)
+#      QEMU and run the in-guest tests (vm/test-guest); the proposed kernel
+#      fixes (kernel-patches/fixes): checked, built, the emitted xfstests of
+#      difftest's findings on both kernels, the seed tests on the fixed one
 #   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
 #   7. the cheapest mutants of the mutation campaign, end to end
 #   8. a sharded difftest campaign through GNU parallel and through a
@@ -46,6 +48,16 @@ scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}" --seed "${RS_CI_FUZZ_SEED:-1}
 stage "5/8 kernel patches, kernel build, in-guest tests (QEMU)"
 kernel-patches/check-series
 vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
+# each finding's fstest/expect says pass or fail per kernel (about 4 min:
+# fixes/check 40 s, the fixes' incremental build 1 min, three boots)
+kernel-patches/fixes/check
+fixed=$(vm/build-kernel --fixes)
+initrd_args() { echo --initrd "$(vm/build-initramfs --kernel-dir "$(dirname "$1")" \
+	--build-dir "$RANGESHIFT_CACHE/build")"; }
+unfixed=$(vm/build-kernel)
+vm/run --kernel "$unfixed" $(initrd_args "$unfixed") --timeout 900 -- /rangeshift/test-fstests unfixed
+vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 900 -- /rangeshift/test-fstests fixed
+vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 1800 -- /rangeshift/run-all test-seeds test-findings
 
 stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size)"
 out=$RANGESHIFT_CACHE/ci/difftest

@@ -269,6 +269,7 @@ static int open_target(struct trun *u, const char *spec)
 	if (c->no_remount)
 		u->t->can_remount = 0;
 	u->t->fiemap_nosync = c->fiemap_nosync;
+	u->t->mopts.strict = c->o.strict;
 	return 0;
 }
 

@@ -299,6 +299,7 @@ struct dt_opts {
 	int verify_fullmap_after_global;
 	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
 	const struct dt_xdiffs *xdiff;	/* expected differences (expected.c), NULL: none */
+	int strict;		/* --strict: the model without kernel errata (ERRATA.md) */
 };
 
 struct dt_exec {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "fstest.h"
 #include "rm_vec.h"
 
 #ifndef DT_SOURCE_DIR
@@ -94,6 +95,12 @@ static void usage(FILE *f)
 "      --expected FILE    known differences of other kernels than the model's, applied\n"
 "                         when uname -r matches (default: the built-in\n"
 "                         expected/kernels.txt; none: no entries)\n"
+"      --strict           the model's intended semantics, without the kernel errata of\n"
+"                         refmodel/ERRATA.md (default: the model copies them): errata\n"
+"                         show up as divergences; op logs and reproducers record it\n"
+"      --emit-fstest DIR LOG  write LOG as an xfstests test, DIR/tests/{ext4,xfs,generic}/NNN\n"
+"                         and NNN.out (NNN from 900); the golden output is the strict\n"
+"                         model's (target from LOG's header unless -t)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --vm               run in QEMU through difftest-vm (without -t: ext4, xfs, fusefs;\n"
@@ -510,6 +517,78 @@ static int load_log(const char *log, const char *tspec, struct dt_op **ops, size
 	return 0;
 }
 
+/* Whether an op log was written by a --strict run ("# strict: 1" in its
+ * header, dt_log_write()): a replay then uses the strict model too. */
+static int log_is_strict(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[256];
+	int strict = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && line[0] == '#')
+		if (!strncmp(line, "# strict: 1", 11))
+			strict = 1;
+	fclose(f);
+	return strict;
+}
+
+/* --emit-fstest DIR LOG: the log's header (target, profile, block size,
+ * what diverged) and ops into an xfstests test. */
+static int do_emit_fstest(const char *dir, const char *log, const char *tspec)
+{
+	struct dt_fstest_in in = { .source = log, .map_lo = 0, .map_hi = 0 };
+	char target[64] = "", prof[16] = "ext4", div[1024] = "", err[1024], path[PATH_MAX + 16];
+	struct dt_op *ops;
+	unsigned bs = 4096;
+	size_t n;
+	int nfiles;
+
+	if (load_log(log, tspec, &ops, &n, &nfiles, target, sizeof(target)))
+		return 2;
+	FILE *f = fopen(log, "r");
+	char line[1024];
+	while (f && fgets(line, sizeof(line), f) && line[0] == '#') {
+		line[strcspn(line, "\r\n")] = 0;
+		if (!strncmp(line, "# divergence (", 14) && !div[0])
+			snprintf(div, sizeof(div), "%s", line + 2);
+		sscanf(line, "# profile: %15s", prof);
+		sscanf(line, "# blocksize: %u", &bs);
+	}
+	if (f)
+		fclose(f);
+	if (rm_profile_parse(prof, &in.profile) || bs < 512 || bs > 65536 || (bs & (bs - 1))) {
+		fprintf(stderr, "difftest: %s: bad profile '%s' or block size %u in its header\n",
+			log, prof, bs);
+		free(ops);
+		return 2;
+	}
+	in.target = target;
+	in.blocksize = bs;
+	in.nfiles = nfiles;
+	in.ops = ops;
+	in.n = n;
+	in.divergence = div[0] ? div : NULL;
+	in.fsck = !strncmp(div, "divergence (fsck)", 17);
+	long long lo, hi;
+	const char *b = strstr(div, "bytes ");
+	if (!strncmp(div, "divergence (map)", 16) && b && n &&
+	    sscanf(b, "bytes %lld..%lld", &lo, &hi) == 2 && lo >= 0 && hi > lo) {
+		in.map_lo = lo;
+		in.map_hi = hi;
+		in.map_file = ops[n - 1].file;	/* a shrunk log ends with the diverging op */
+	}
+	int rc = dt_emit_fstest(dir, &in, path, sizeof(path), err, sizeof(err));
+	free(ops);
+	if (rc) {
+		fprintf(stderr, "difftest: --emit-fstest: %s\n", err);
+		return 2;
+	}
+	printf("%s\n%s.out\n", path, path);
+	return 0;
+}
+
 /* --crash-script LOG: print LOG as an xfs_io script that reports a kernel
  * oops/BUG/WARNING (the campaign shrinks mutant crashes with it: a crash
  * kills the guest, so no in-process oracle can judge a candidate). */
@@ -578,6 +657,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		free(ops);
 		return 2;
 	}
+	t.mopts.strict = o->strict || log_is_strict(log);
 	struct dt_div d;
 	pin_replay(no_pin);
 	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
@@ -649,6 +729,7 @@ struct cli {
 	const char *replay, *json, *crash_log;
 	const char *expected;	/* --expected */
 	struct dt_xdiffs xd;
+	const char *emit;	/* --emit-fstest DIR */
 };
 
 static const struct option long_opts[] = {
@@ -685,6 +766,8 @@ static const struct option long_opts[] = {
 	{ "crash-replay", required_argument, NULL, 'x' },
 	{ "no-pin", no_argument, NULL, 'I' },
 	{ "expected", required_argument, NULL, 'E' },
+	{ "strict", no_argument, NULL, 'A' },
+	{ "emit-fstest", required_argument, NULL, 'e' },
 	{ 0 }
 };
 
@@ -839,6 +922,8 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'Z': a->shrink = 1; return 0;
 	case 'Y': c->fiemap_nosync = 1; return 0;
 	case 'I': c->no_pin = 1; return 0;
+	case 'A': c->o.strict = 1; return 0;
+	case 'e': a->emit = arg; return 0;
 	case 'L': a->serial = 1; return 0;
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
@@ -858,7 +943,12 @@ static int check_inputs(const struct cli *a, int argc, char **argv)
 	char err[1024];
 	struct stat st;
 
-	if (!a->merge && optind < argc) {
+	if (a->emit && argc - optind != 1) {
+		fprintf(stderr, "difftest: --emit-fstest DIR takes one op log (got %d)\n",
+			argc - optind);
+		return 2;
+	}
+	if (!a->merge && !a->emit && optind < argc) {
 		fprintf(stderr, "difftest: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
@@ -1028,6 +1118,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	a.c.o.xdiff = a.xd.n ? &a.xd : NULL;
+	if (a.emit)
+		return do_emit_fstest(a.emit, argv[optind], a.ntargets ? a.targets[0] : NULL);
 	if (a.crash_log)
 		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
 				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);

@@ -217,6 +217,9 @@ static void header(const struct script *sc)
 	fprintf(f, "# usage: sh repro.sh [DIR]   (DIR on a %s mount; as root for drop_caches/remount)\n",
 		fs);
 	fprintf(f, "# exit status: 1 and \"BUG REPRODUCED\" when the kernel still diverges, 0 when not\n");
+	if (sc->t->mopts.strict)
+		fprintf(f, "# expected values: the model's intended semantics (difftest --strict),\n"
+			"# without the kernel errata of refmodel/ERRATA.md\n");
 }
 
 /* An op xfs_io cannot express (a mode word, a negative number) would make

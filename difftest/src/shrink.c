@@ -376,6 +376,8 @@ int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
 	fprintf(f, "# difftest op log v1 (one op per line; replay: difftest --replay FILE)\n");
 	fprintf(f, "# target: %s\n# files: %d\n# profile: %s\n# blocksize: %u\n# seed: %" PRIu64 "\n",
 		t->name, nfiles, rm_profile_name(t->mopts.profile), t->mopts.blocksize, seed);
+	if (t->mopts.strict)	/* replay reads it back (the model without errata) */
+		fprintf(f, "# strict: 1\n");
 	for (size_t j = 0; j < n; j++) {
 		dt_op_format(&ops[j], line, sizeof(line));
 		fprintf(f, "%s\n", line);

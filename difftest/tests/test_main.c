@@ -183,6 +183,56 @@ static void test_valid_edges(void **state)
 	assert_int_equal(run("--help"), 0);
 }
 
+static int file_has(const char *rel, const char *what)
+{
+	char p[400], buf[8192] = "";
+	snprintf(p, sizeof(p), "%s/%s", tmp, rel);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return 0;
+	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
+	fclose(f);
+	return strstr(buf, what) != NULL;
+}
+
+/* --strict is recorded where a replay or a reader needs it; --emit-fstest
+ * takes exactly one log and writes the test under DIR */
+static void test_strict_and_emit_fstest(void **state)
+{
+	(void)state;
+	refused("--emit-fstest x", "takes one op log");
+	refused("--emit-fstest x a.log b.log", "takes one op log");
+	assert_int_equal(run("-t faulty:wrong-errno:ext4 -N 2000 --strict -q --no-shrink "
+			     "--max-div 1"), 1);
+	assert_true(file_has("out/report.json", "\"strict\": 1,"));
+	assert_true(file_has("out/div-faulty_wrong-errno_ext4-1/ops.log", "\n# strict: 1\n"));
+	assert_true(file_has("out/div-faulty_wrong-errno_ext4-1/repro.sh", "difftest --strict"));
+	/* an unshrunk log of random ops holds mode words xfs_io cannot
+	 * issue: refused, naming the op (kept: every run empties out/) */
+	char args[1024];
+	snprintf(args, sizeof(args), "cp %s/out/div-faulty_wrong-errno_ext4-1/ops.log %s/s.log",
+		 tmp, tmp);
+	assert_int_equal(system(args), 0);
+	snprintf(args, sizeof(args), "--emit-fstest %s/fst -t ext4 %s/s.log", tmp, tmp);
+	assert_int_equal(run(args), 2);
+	assert_true(err_has("has no xfs_io form"));
+	/* a log xfs_io can run becomes tests/ext4/900 */
+	snprintf(args, sizeof(args), "%s/e.log", tmp);
+	FILE *f = fopen(args, "w");
+	assert_non_null(f);
+	fprintf(f, "# target: ext4\n# files: 1\n# profile: ext4\n# blocksize: 4096\n"
+		"f0 pwrite -S 0x41 0 4096\nf0 finsert 0 4096\n");
+	fclose(f);
+	snprintf(args, sizeof(args), "--emit-fstest %s/fst %s/e.log", tmp, tmp);
+	assert_int_equal(run(args), 0);
+	assert_true(file_has("fst/tests/ext4/900", "_require_xfs_io_command \"finsert\""));
+	assert_true(file_has("fst/tests/ext4/900.out", "file0 size: 8192\n"));
+	/* a target with no xfstests form is refused */
+	snprintf(args, sizeof(args), "--emit-fstest %s/fst2 -t model %s/e.log", tmp, tmp);
+	assert_int_equal(run(args), 2);
+	assert_true(err_has("an xfstests test is made for ext4, xfs or fusefs"));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -202,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_counts),
+		cmocka_unit_test(test_strict_and_emit_fstest),
 		cmocka_unit_test(test_bad_seeds),
 		cmocka_unit_test(test_bad_targets),
 		cmocka_unit_test(test_bad_replay),

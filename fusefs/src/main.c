@@ -100,6 +100,7 @@ struct conf {
 	char *timeout;
 	char *keep_cache;
 	int refused;		/* 1 writeback_cache, 2 atomic_o_trunc */
+	int strict;
 };
 
 #define RS_OPT(t, p) { t, offsetof(struct conf, p), 0 }
@@ -111,6 +112,7 @@ static const struct fuse_opt rs_opts[] = {
 	RS_OPT("keep_cache=%s", keep_cache),
 	{ "writeback_cache", offsetof(struct conf, refused), 1 },
 	{ "atomic_o_trunc", offsetof(struct conf, refused), 2 },
+	{ "strict", offsetof(struct conf, strict), 1 },
 	FUSE_OPT_END
 };
 
@@ -137,6 +139,8 @@ static void usage(const char *prog)
 	       "[no_]splice_write, [no_]splice_move, [no_]auto_inval_data, [no_]async_dio,\n"
 	       "readdirplus=yes|no|auto, time_gran=N.  writeback_cache and atomic_o_trunc\n"
 	       "are refused (README: caching).\n"
+	       "    -o strict                  intended semantics: none of the kernel errata\n"
+	       "                               of refmodel/ERRATA.md (default: copy the kernel)\n"
 	       "\n"
 	       "Insert and collapse range on a stock kernel: run programs with\n"
 	       "LD_PRELOAD=librangeshift-preload.so (fallocate(2) and FS_IOC_FIEMAP are\n"
@@ -178,6 +182,7 @@ static int configure(struct fs *fs, const struct conf *c)
 	fs->opts.profile = RM_PROFILE_EXT4;
 	fs->opts.blocksize = 4096;
 	fs->opts.maxbytes = 0;
+	fs->opts.strict = c->strict;
 	fs->capacity = (int64_t)64 << 30;
 	fs->timeout = 1.0;
 	if (c->profile && rm_profile_parse(c->profile, &fs->opts.profile) < 0) {

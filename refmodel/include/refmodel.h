@@ -134,6 +134,37 @@ enum rm_profile rm_profile_of(const struct rm_file *f);
 int64_t rm_maxbytes(const struct rm_file *f);
 enum rm_kernel rm_kernel_of(const struct rm_file *f);
 int rm_strict(const struct rm_file *f);
+
+/* Known kernel errata: places where a kernel departs from the intended
+ * semantics and the model copies it unless rm_opts.strict is set
+ * (refmodel/ERRATA.md has each one's evidence).  The table is keyed by
+ * profile and kernel, so an erratum fixed in a later kernel names only the
+ * kernels it applies to. */
+enum rm_erratum_id {
+	/* ext4_insert_range() grows i_size before ext4_ext_shift_extents()
+	 * refuses to move the last extent past EXT_MAX_BLOCKS: the failing
+	 * insert (-EINVAL) leaves the file longer by len */
+	RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE = 0,
+	RM_ERRATUM_COUNT
+};
+
+#define RM_KERNEL_BIT(k)	(1u << (unsigned)(k))
+
+struct rm_erratum {
+	enum rm_erratum_id id;
+	const char *name;	/* stable short name, as in ERRATA.md */
+	enum rm_profile profile;
+	unsigned kernels;	/* RM_KERNEL_BIT() of every kernel it applies to */
+	const char *upstream;	/* upstream status, with its sources */
+	const char *tests;	/* the rule tests that pin it (default and strict) */
+	const char *summary;	/* one line: kernel behaviour vs intended */
+};
+
+/* The whole table (RM_ERRATUM_COUNT entries, indexed by id). */
+const struct rm_erratum *rm_errata(size_t *n);
+/* 1 when f copies erratum id (profile and kernel match, not strict), else 0;
+ * an unknown id is never active. */
+int rm_erratum_active(const struct rm_file *f, enum rm_erratum_id id);
 /* Default s_maxbytes of a profile at a block size (ext4_max_size() for ext4,
  * MAX_LFS_FILESIZE for XFS and bytes). */
 int64_t rm_profile_maxbytes(enum rm_profile p, uint32_t blocksize);

@@ -924,14 +924,19 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 				return -EFBIG;
 			if (off >= f->size)
 				return -EINVAL;
-			/* ext4_insert_range() grows i_size by len ("to avoid data
-			 * loss if there is error while shifting") before
-			 * ext4_ext_shift_extents() refuses to move the file's last
-			 * extent past EXT_MAX_BLOCKS: -EINVAL with the size grown
-			 * and nothing shifted -- the one failing call that changes
-			 * the file, as the kernel does. */
+			/* ext4_ext_shift_extents() refuses to move the file's
+			 * last extent (post-EOF preallocation included) past
+			 * EXT_MAX_BLOCKS.  ext4_insert_range() has grown i_size by
+			 * len before ("to avoid data loss if there is error while
+			 * shifting"), so on the kernels of erratum
+			 * RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE the -EINVAL
+			 * leaves the size grown and nothing shifted; the intended
+			 * semantics (strict) refuse the call before changing
+			 * anything. */
 			int64_t last = rm_map_end(f) / f->bs;
 			if (last > 0 && len / f->bs > (int64_t)0xffffffffLL - last) {
+				if (!rm_erratum_active(f, RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE))
+					return -EINVAL;
 				int64_t T = tree_len(f->root), old = f->size;
 				f->size += len;
 				if (T < f->size) {

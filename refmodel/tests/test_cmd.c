@@ -862,7 +862,7 @@ static void test_rmio_exit_status(void **st)
 				  out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "command \"bogus\" not found\n"));
 	assert_non_null(strstr(out, "stat.size = 0\n"));
-	assert_int_equal(run_rmio("--strict -c 'bogus' f", NULL, out, sizeof(out)), 1);
+	assert_int_equal(run_rmio("--strict-exit -c 'bogus' f", NULL, out, sizeof(out)), 1);
 	assert_int_equal(run_rmio("-c 'pread -x 0 1' f", NULL, out, sizeof(out)), 1);
 	/* bad command lines: xfs_io's exit status 1, a message naming it */
 	assert_int_equal(run_rmio("-p nosuchfs f", NULL, out, sizeof(out)), 1);

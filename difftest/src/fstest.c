@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fstest.c - an op log as an xfstests test (difftest --emit-fstest): the
+ * test script tests/DIR/NNN and its golden output NNN.out, in xfstests'
+ * conventions (common/preamble, _begin_fstest, the scratch device, the
+ * real xfs_io through $XFS_IO_PROG and _filter_xfs_io).
+ *
+ * The golden output is the model's, with the intended semantics (strict,
+ * no kernel errata: refmodel/ERRATA.md), so the test fails on a kernel
+ * that shows an erratum and passes once it is fixed.  What the test
+ * prints, and so checks:
+ *   - every op's command, and xfs_io's perror() line when the model says
+ *     the call fails ("fallocate: Invalid argument");
+ *   - every file's size, and its MD5 when the file is at most
+ *     DT_FSTEST_MD5_MAX bytes (reading more takes too long);
+ *   - for a map divergence, each block of the divergence's range (at most
+ *     64) checked against the states the model allows there (FIEMAP, with
+ *     the kernel's latitude: the golden line says "as the model allows");
+ *   - for an fsck divergence, _check_scratch_fs (fsck is the oracle).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+#include "fstest.h"
+#include "optab.h"
+
+#define DT_FSTEST_MD5_MAX	(64LL << 20)
+#define DT_FSTEST_MAP_BLOCKS	64
+
+/* The xfs_io function whose perror() names a failing call of this kind. */
+static const char *perror_name(const struct dt_op *op)
+{
+	switch (op->kind) {
+	case DT_PWRITE: return "pwrite";
+	case DT_PREAD: return "pread";
+	case DT_TRUNCATE: return "ftruncate";
+	case DT_FSYNC: return "fsync";
+	default: return dt_kind_mode(op) >= 0 ? "fallocate" : NULL;
+	}
+}
+
+/* What the kernel answers for fallocate(2) on a rangeshift-fusefs file
+ * before the server sees it (dt_t_fuse_front()): a target that looks
+ * like a mounted fusefs, used only for that question. */
+static int fuse_front(int mode, int64_t off, int64_t len)
+{
+	static const struct dt_target fuse = { .type = DT_T_FD, .fsname = "rangeshift-fusefs" };
+
+	return dt_t_fuse_front(&fuse, mode, off, len);
+}
+
+/* Apply op to the model files: its return value (bytes or 0, or -errno). */
+static int64_t model_op(const struct dt_fstest_in *in, struct rm_file *const *m,
+			const struct dt_op *op, unsigned char *buf)
+{
+	struct rm_file *f = m[op->file];
+	int64_t k;
+	int err;
+
+	switch (op->kind) {
+	case DT_PWRITE:
+		dt_fill_pattern(buf, (size_t)op->len, op->pat);
+		return rm_pwrite(f, buf, (size_t)op->len, op->off);
+	case DT_PREAD:
+		return rm_pread(f, buf, (size_t)op->len, op->off);
+	case DT_MWRITE:
+		k = dt_mapped_len(op->off, op->len, rm_size(f));
+		dt_fill_pattern(buf, (size_t)k, op->pat);
+		return k ? rm_pwrite(f, buf, (size_t)k, op->off) : 0;
+	case DT_TRUNCATE:
+		return rm_truncate(f, op->off);
+	case DT_FSYNC:
+		return rm_fsync(f);
+	default:
+		break;
+	}
+	if (dt_kind_mode(op) < 0)
+		return 0;	/* mread, seeks, reopen, drop_caches, remount */
+	if (!strcmp(in->target, "fusefs") &&
+	    (err = fuse_front(dt_kind_mode(op), op->off, op->len)))
+		return err;
+	return rm_fallocate(f, dt_kind_mode(op), op->off, op->len);
+}
+
+/* xfstests groups (doc/group-names.txt) that fit the ops. */
+static void groups(FILE *t, const struct dt_op *ops, size_t n)
+{
+	static const struct { int kind; const char *name; } g[] = {
+		{ DT_INSERT, "insert" }, { DT_COLLAPSE, "collapse" }, { DT_PUNCH, "punch" },
+		{ DT_ZERO, "zero" }, { DT_ZERO_KEEP, "zero" }, { DT_FALLOC, "prealloc" },
+		{ DT_FALLOC_KEEP, "prealloc" }, { DT_MWRITE, "mmap" }, { DT_MREAD, "mmap" },
+	};
+	const char *done[16];
+	int nd = 0;
+
+	fprintf(t, "_begin_fstest auto quick");
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		int used = 0, dup = 0;
+		for (size_t j = 0; j < n; j++)
+			used |= ops[j].kind == g[k].kind;
+		for (int i = 0; i < nd; i++)
+			dup |= !strcmp(done[i], g[k].name);
+		if (used && !dup) {
+			fprintf(t, " %s", g[k].name);
+			done[nd++] = g[k].name;
+		}
+	}
+	fputc('\n', t);
+}
+
+/* _require_xfs_io_command for every xfs_io command the ops use. */
+static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
+{
+	static const char *const cmds[] = { "falloc", "fpunch", "fzero", "finsert",
+					    "fcollapse", "funshare", "mmap", "fiemap" };
+	char cmd[512];
+
+	fprintf(t, "_require_scratch\n");
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		int used = k == 7 && map;
+		for (size_t j = 0; j < n && !used; j++) {
+			if (dt_op_xfs_io(&ops[j], INT64_MAX, cmd, sizeof(cmd)) <= 0)
+				continue;
+			char want[32];
+			snprintf(want, sizeof(want), "\"%s ", cmds[k]);
+			used = strstr(cmd, want) != NULL;
+			snprintf(want, sizeof(want), "\"%s\"", cmds[k]);
+			used |= strstr(cmd, want) != NULL;
+		}
+		if (used) {
+			if (!strcmp(cmds[k], "falloc") || !strcmp(cmds[k], "fzero")) {
+				/* "falloc -k" / "fzero -k": the option must work too */
+				int keep = 0;
+				for (size_t j = 0; j < n; j++)
+					keep |= (ops[j].kind == DT_FALLOC_KEEP && k == 0) ||
+						(ops[j].kind == DT_ZERO_KEEP && k == 2);
+				fprintf(t, "_require_xfs_io_command \"%s\"%s\n", cmds[k],
+					keep ? " \"-k\"" : "");
+			} else {
+				fprintf(t, "_require_xfs_io_command \"%s\"\n", cmds[k]);
+			}
+		}
+	}
+}
+
+/* The shell function of a map check: FIEMAP's state of each block of
+ * [first, last] against the allowed letters (D data, U unwritten, . hole)
+ * given per block; prints one line per block that differs.  Shell
+ * arithmetic, not awk: offsets near 2^63 need 64-bit integers. */
+static void map_function(FILE *t)
+{
+	fprintf(t,
+"# FIEMAP's state of every block FIRST..LAST of FILE (D data, U unwritten,\n"
+"# . hole) against the allowed states, one word per block (\"DU\", \".\", ...):\n"
+"# prints each block whose state is not allowed\n"
+"_check_block_states()\n"
+"{\n"
+"\tlocal file=$1 first=$2 last=$3 spb=$4 ext b s\n"
+"\tshift 4\n"
+"\text=$($XFS_IO_PROG -r -c \"fiemap -v\" $file | while read -r idx range phys total flags; do\n"
+"\t\tcase \"$range\" in \"[\"*) ;; *) continue ;; esac\n"
+"\t\t[ \"$phys\" = hole ] && continue\n"
+"\t\trange=${range#\"[\"}\n"
+"\t\trange=${range%%\"]:\"}\n"
+"\t\techo \"$((${range%%..*} / spb)) $((${range#*..} / spb)) $((flags & 0x800))\"\n"
+"\tdone)\n"
+"\tb=$first\n"
+"\tfor allowed in \"$@\"; do\n"
+"\t\ts=.\n"
+"\t\tset -- $ext\n"
+"\t\twhile [ $# -ge 3 ]; do\n"
+"\t\t\tif [ $b -ge $1 ] && [ $b -le $2 ]; then\n"
+"\t\t\t\tif [ $3 = 0 ]; then s=D; else s=U; fi\n"
+"\t\t\tfi\n"
+"\t\t\tshift 3\n"
+"\t\tdone\n"
+"\t\tcase \"$allowed\" in *\"$s\"*) ;; *) echo \"block $b: $s, allowed: $allowed\" ;; esac\n"
+"\t\tb=$((b + 1))\n"
+"\tdone\n"
+"}\n\n");
+}
+
+struct allowed {
+	FILE *t;
+	int64_t bs, lo, hi;
+};
+
+static int allowed_cb(void *ctx, const struct rm_run *r)
+{
+	struct allowed *a = ctx;
+
+	for (int64_t p = r->off; p < r->off + r->len && p >= r->off; p += a->bs) {
+		if (p < a->lo || p >= a->hi)
+			continue;
+		fputc(' ', a->t);
+		if (r->may & RM_DATA)
+			fputc('D', a->t);
+		if (r->may & RM_UNWRITTEN)
+			fputc('U', a->t);
+		if (r->may & RM_HOLE)
+			fputc('.', a->t);
+	}
+	return 0;
+}
+
+int dt_fstest_subdir(const char *target, const char **sub)
+{
+	if (!strcmp(target, "ext4") || !strcmp(target, "xfs"))
+		*sub = target;
+	else if (!strcmp(target, "fusefs"))
+		*sub = "generic";	/* FUSE: no file-system-specific directory */
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
+		    char *err, size_t errn)
+{
+	const char *sub;
+	char cmd[512], line[256];
+
+	if (dt_fstest_subdir(in->target, &sub)) {
+		snprintf(err, errn, "target '%s': an xfstests test is made for ext4, xfs or fusefs",
+			 in->target);
+		return -EINVAL;
+	}
+	if (in->nfiles < 1 || in->nfiles > DT_MAXFILES) {
+		snprintf(err, errn, "%d files: want 1..%d", in->nfiles, DT_MAXFILES);
+		return -EINVAL;
+	}
+	for (size_t j = 0; j < in->n; j++) {
+		int r = dt_op_xfs_io(&in->ops[j], INT64_MAX, cmd, sizeof(cmd));
+		dt_op_format(&in->ops[j], line, sizeof(line));
+		if (in->ops[j].file >= in->nfiles) {
+			snprintf(err, errn, "op %zu (%s): file %d of %d", j + 1, line,
+				 in->ops[j].file, in->nfiles);
+			return -EINVAL;
+		}
+		if (r == DT_XIO_NONE || in->ops[j].kind == DT_REFLINK) {
+			snprintf(err, errn, "op %zu (%s) has no xfs_io form an xfstests test "
+				 "can use", j + 1, line);
+			return -EINVAL;
+		}
+	}
+
+	struct rm_opts mo = { .profile = in->profile, .blocksize = in->blocksize, .strict = 1 };
+	struct rm_file *m[DT_MAXFILES] = { 0 };
+	unsigned char *buf = malloc(DT_MAX_IO);
+	int rc = buf ? 0 : -ENOMEM;
+	for (int i = 0; i < in->nfiles && !rc; i++)
+		rc = rm_file_new(&mo, &m[i]);
+	if (rc) {
+		snprintf(err, errn, "model: %s", strerror(-rc));
+		goto out;
+	}
+
+	/* the head: description, preamble, requirements */
+	fprintf(t, "#! /bin/bash\n# SPDX-License-Identifier: GPL-2.0\n"
+		"# Copyright (c) rangeshift developers.  All Rights Reserved.\n#\n"
+		"# FS QA Test No. %03d\n#\n", num);
+	fprintf(t, "# Made by difftest --emit-fstest from %s (target %s, %s profile,\n"
+		"# %u-byte blocks).\n", in->source, in->target, rm_profile_name(in->profile),
+		in->blocksize);
+	if (in->divergence)
+		fprintf(t, "# What difftest saw: %s\n", in->divergence);
+	fprintf(t, "# The golden output is the reference model's, with the intended\n"
+		"# semantics (no kernel errata, refmodel/ERRATA.md).\n#\n");
+	fprintf(t, ". ./common/preamble\n");
+	groups(t, in->ops, in->n);
+	fprintf(t, "\n# Import common functions.\n. ./common/filter\n\n");
+	requires(t, in->ops, in->n, in->map_hi > in->map_lo);
+	fprintf(t, "\n");
+	if (in->map_hi > in->map_lo)
+		map_function(t);
+	/* the model's answers hold for its block size (s_maxbytes, alignment) */
+	fprintf(t, "_scratch_mkfs_blocksized %u >> $seqres.full 2>&1\n_scratch_mount\n\n",
+		in->blocksize);
+	for (int i = 0; i < in->nfiles; i++)
+		fprintf(t, "f%d=$SCRATCH_MNT/file%d\ntouch $f%d\n", i, i, i);
+	fprintf(o, "QA output created by %03d\n", num);
+
+	/* the ops */
+	for (size_t j = 0; j < in->n; j++) {
+		const struct dt_op *op = &in->ops[j];
+		int64_t size = rm_size(m[op->file]);
+		int r = dt_op_xfs_io(op, size, cmd, sizeof(cmd));
+		int64_t ret = model_op(in, m, op, buf);
+		const char *pn = perror_name(op);
+
+		dt_op_format(op, line, sizeof(line));
+		if (op->kind == DT_REMOUNT) {
+			fprintf(t, "\n# op %zu: %s\n_scratch_cycle_mount\n", j + 1, line);
+			continue;
+		}
+		if (op->kind == DT_DROP) {
+			fprintf(t, "\n# op %zu: %s\nsync\necho 3 > /proc/sys/vm/drop_caches\n",
+				j + 1, line);
+			continue;
+		}
+		if (r <= 0) {	/* reopen, mapped I/O past EOF: nothing to run */
+			fprintf(t, "\n# op %zu: %s (nothing to run)\n", j + 1, line);
+			continue;
+		}
+		if (op->kind == DT_SEEK_DATA || op->kind == DT_SEEK_HOLE) {
+			/* several answers may be right (rm_lseek_ok()): run it,
+			 * do not print it */
+			fprintf(t, "\n# op %zu: %s\n$XFS_IO_PROG %s $f%d > /dev/null 2>&1\n",
+				j + 1, line, cmd, op->file);
+			continue;
+		}
+		fprintf(t, "\n# op %zu: %s\necho \"op %zu: %s\"\n$XFS_IO_PROG %s $f%d 2>&1 | "
+			"_filter_xfs_io\n", j + 1, line, j + 1, line, cmd, op->file);
+		fprintf(o, "op %zu: %s\n", j + 1, line);
+		if (ret < 0 && pn)
+			fprintf(o, "%s: %s\n", pn, strerror((int)-ret));
+	}
+
+	/* what the files hold */
+	fprintf(t, "\n");
+	for (int i = 0; i < in->nfiles; i++) {
+		char md5[33];
+		fprintf(t, "echo \"file%d size: $(stat -c %%s $f%d)\"\n", i, i);
+		fprintf(o, "file%d size: %" PRId64 "\n", i, rm_size(m[i]));
+		/* a file the kernel made far larger than the model's would be
+		 * read for hours: its size line already differs */
+		if (rm_size(m[i]) <= DT_FSTEST_MD5_MAX && !rmcmd_md5_hex(m[i], md5)) {
+			fprintf(t, "[ $(stat -c %%s $f%d) -le %lld ] && echo \"file%d md5: "
+				"$(_md5_checksum $f%d)\"\n", i, DT_FSTEST_MD5_MAX, i, i);
+			fprintf(o, "file%d md5: %s\n", i, md5);
+		}
+	}
+	if (in->map_hi > in->map_lo) {
+		int64_t bs = in->blocksize, lo = in->map_lo / bs * bs, hi = in->map_hi;
+		int fi = in->map_file < in->nfiles ? in->map_file : 0;
+		if (hi - lo > DT_FSTEST_MAP_BLOCKS * bs)
+			hi = lo + DT_FSTEST_MAP_BLOCKS * bs;
+		struct allowed a = { .t = t, .bs = bs, .lo = lo, .hi = hi };
+		fprintf(t, "echo \"file%d blocks %" PRId64 "..%" PRId64 ": checked against the model\"\n",
+			fi, lo / bs, (hi - 1) / bs);
+		fprintf(t, "_check_block_states $f%d %" PRId64 " %" PRId64 " %" PRId64, fi, lo / bs,
+			(hi - 1) / bs, bs / 512);
+		rm_walk(m[fi], lo, hi, allowed_cb, &a);
+		fprintf(t, "\n");
+		fprintf(o, "file%d blocks %" PRId64 "..%" PRId64 ": checked against the model\n",
+			fi, lo / bs, (hi - 1) / bs);
+	}
+	if (in->fsck)
+		fprintf(t, "\n# the file system must be consistent (fsck is the oracle)\n"
+			"_check_scratch_fs\n");
+	fprintf(t, "\n# success, all done\nstatus=0\nexit\n");
+	rc = ferror(t) || ferror(o) ? -EIO : 0;
+	if (rc)
+		snprintf(err, errn, "write error");
+out:
+	for (int i = 0; i < DT_MAXFILES; i++)
+		rm_file_free(m[i]);
+	free(buf);
+	return rc;
+}
+
+/* mkdir -p: 0 or -errno */
+static int mkdirs(const char *path)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++)
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(p, 0755) && errno != EEXIST)
+				return -errno;
+			*s = '/';
+		}
+	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+int dt_emit_fstest(const char *dir, const struct dt_fstest_in *in, char *path, size_t pn,
+		   char *err, size_t errn)
+{
+	const char *sub;
+	char d[PATH_MAX], t[PATH_MAX + 16], o[PATH_MAX + 16];
+	struct stat st;
+	int num;
+
+	if (dt_fstest_subdir(in->target, &sub)) {
+		snprintf(err, errn, "target '%s': an xfstests test is made for ext4, xfs or fusefs",
+			 in->target);
+		return -EINVAL;
+	}
+	if (snprintf(d, sizeof(d), "%s/tests/%s", dir, sub) >= (int)sizeof(d)) {
+		snprintf(err, errn, "%s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	/* the first free number from 900 up, clear of upstream's numbers */
+	for (num = 900; num < 1000; num++) {
+		snprintf(t, sizeof(t), "%s/%03d", d, num);
+		snprintf(o, sizeof(o), "%s/%03d.out", d, num);
+		if (stat(t, &st) && stat(o, &st))
+			break;
+	}
+	if (num == 1000) {
+		snprintf(err, errn, "%s: tests 900..999 all exist", d);
+		return -EEXIST;
+	}
+	int e = mkdirs(d);
+	if (e) {
+		snprintf(err, errn, "%s: %s", d, strerror(-e));
+		return e;
+	}
+	FILE *ft = fopen(t, "w"), *fo = ft ? fopen(o, "w") : NULL;
+	if (!ft || !fo) {
+		e = errno;
+		snprintf(err, errn, "%s: %s", ft ? o : t, strerror(e));
+		if (ft) {
+			fclose(ft);
+			remove(t);
+		}
+		return -e;
+	}
+	int rc = dt_fstest_write(ft, fo, in, num, err, errn);
+	if (fclose(ft) | fclose(fo) && !rc) {
+		snprintf(err, errn, "%s: %s", t, strerror(errno));
+		rc = -EIO;
+	}
+	if (rc) {	/* nothing half-written stays */
+		remove(t);
+		remove(o);
+		return rc;
+	}
+	chmod(t, 0755);
+	snprintf(path, pn, "%s", t);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * errata.c - the kernel errata the model knows (refmodel/ERRATA.md is the
+ * documentation of this table: evidence, reproducers, fixes).  An erratum
+ * is a behaviour of a real kernel that departs from the semantics the
+ * interface promises; by default the model copies the kernel it is told
+ * to copy (rm_opts.kernel), so that a correct run of that kernel shows no
+ * divergence, and rm_opts.strict turns every erratum off, so that the
+ * same run shows each erratum as a divergence.
+ */
+#include "internal.h"
+
+static const struct rm_erratum errata[RM_ERRATUM_COUNT] = {
+	[RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE] = {
+		.id = RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE,
+		.name = "ext4-insert-einval-grows-size",
+		.profile = RM_PROFILE_EXT4,
+		/* 6.12.118's ext4_insert_range() still grows i_size and
+		 * i_disksize before ext4_ext_shift_extents() */
+		.kernels = RM_KERNEL_BIT(RM_KERNEL_6_1) | RM_KERNEL_BIT(RM_KERNEL_6_12),
+		.upstream = "unfixed in 6.1.192 and 6.12.118; the refusal came with 349fa7d6e193 "
+			    "(\"ext4: prevent right-shifting extents beyond EXT_MAX_BLOCKS\"); "
+			    "proposed fix: kernel-patches/fixes/",
+		.tests = "test_erratum_ext4_insert_einval_grows_size, "
+			 "test_strict_ext4_insert_einval_keeps_size",
+		.summary = "an insert refused with EINVAL because the last extent would pass "
+			   "EXT_MAX_BLOCKS grows the size by len; intended: EINVAL, file unchanged",
+	},
+};
+
+const struct rm_erratum *rm_errata(size_t *n)
+{
+	if (n)
+		*n = RM_ERRATUM_COUNT;
+	return errata;
+}
+
+int rm_erratum_active(const struct rm_file *f, enum rm_erratum_id id)
+{
+	if ((unsigned)id >= RM_ERRATUM_COUNT || f->strict)
+		return 0;
+	const struct rm_erratum *e = &errata[id];
+	return e->profile == f->profile && (e->kernels & RM_KERNEL_BIT(f->kernel)) != 0;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_errata.c - the kernel errata table (src/errata.c, ERRATA.md): every
+ * erratum is pinned twice, as the kernels it names show it (the model's
+ * default) and as the intended semantics have it (rm_opts.strict).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "refmodel.h"
+#include "rmtest.h"
+
+#define K 4096
+
+static struct rm_file *mk(enum rm_profile p, enum rm_kernel k, int strict)
+{
+	struct rm_opts o = { .profile = p, .blocksize = K, .kernel = k, .strict = strict };
+	struct rm_file *f = NULL;
+	assert_int_equal(rm_file_new(&o, &f), 0);
+	return f;
+}
+
+static void test_errata_table_is_indexed_by_id_and_complete(void **st)
+{
+	(void)st;
+	size_t n = 0;
+	const struct rm_erratum *e = rm_errata(&n);
+	assert_int_equal(n, RM_ERRATUM_COUNT);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(e[i].id, (int)i);
+		assert_true(e[i].name && e[i].name[0]);
+		assert_true(e[i].upstream && e[i].upstream[0]);
+		assert_true(e[i].tests && strstr(e[i].tests, "test_strict_"));
+		assert_true(e[i].summary && e[i].summary[0]);
+		/* only kernels the model knows */
+		assert_int_not_equal(e[i].kernels, 0);
+		assert_int_equal(e[i].kernels & ~(RM_KERNEL_BIT(RM_KERNEL_6_1) |
+						  RM_KERNEL_BIT(RM_KERNEL_6_12)), 0);
+	}
+}
+
+static void test_erratum_active_only_for_its_profile_kernels_and_not_strict(void **st)
+{
+	(void)st;
+	const enum rm_erratum_id id = RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE;
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_EXT4, ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, id), 1);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_COUNT), 0);
+		rm_file_free(f);
+		f = mk(RM_PROFILE_EXT4, ks[i], 1);
+		assert_int_equal(rm_erratum_active(f, id), 0);
+		rm_file_free(f);
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, id), 0);
+		rm_file_free(f);
+	}
+}
+
+/* The finding's sequence (difftest/findings/ext4-6.1-insert-past-EXT_MAX_BLOCKS):
+ * a KEEP_SIZE preallocation past EOF is the last extent; the insert's
+ * size + len passes the EFBIG check, but the shift would move that extent
+ * past EXT_MAX_BLOCKS (2^32 blocks). */
+static int64_t setup_finding(struct rm_file *f)
+{
+	assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_ZERO_RANGE, 3280896, 61411), 0);
+	assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+				      3305472, 163840), 0);
+	chk(f);
+	return rm_size(f);
+}
+
+static void test_erratum_ext4_insert_einval_grows_size(void **st)
+{
+	(void)st;
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_EXT4, ks[i], 0);
+		int64_t size = setup_finding(f), len = 17592182587392LL;
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_INSERT_RANGE, 745472, len), -EINVAL);
+		chk(f);
+		/* ext4_insert_range(): i_size += len before ext4_ext_shift_extents() */
+		assert_true(rm_size(f) == size + len);
+		rm_file_free(f);
+	}
+}
+
+static void test_strict_ext4_insert_einval_keeps_size(void **st)
+{
+	(void)st;
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_EXT4, ks[i], 1);
+		int64_t size = setup_finding(f);
+		char before[1024], after[1024];
+		uint64_t h = rm_hash(f, 0, size);
+		map_str(f, before, sizeof(before));
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_INSERT_RANGE, 745472,
+					      17592182587392LL), -EINVAL);
+		chk(f);
+		/* a refused call changes nothing: size, bytes, map */
+		assert_true(rm_size(f) == size);
+		assert_true(rm_hash(f, 0, size) == h);
+		map_str(f, after, sizeof(after));
+		assert_string_equal(before, after);
+		/* a shorter insert whose shift fits still works */
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_INSERT_RANGE, 745472,
+					      17592182587392LL - 4 * K * 10000), 0);
+		chk(f);
+		rm_file_free(f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errata_table_is_indexed_by_id_and_complete),
+		cmocka_unit_test(test_erratum_active_only_for_its_profile_kernels_and_not_strict),
+		cmocka_unit_test(test_erratum_ext4_insert_einval_grows_size),
+		cmocka_unit_test(test_strict_ext4_insert_einval_keeps_size),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
