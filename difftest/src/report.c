@@ -53,7 +53,7 @@ static void json_target_counts(FILE *f, const struct dt_campaign *c, const struc
 	int btree = 0;
 	int e4 = dt_ext4_depth_est(t->max_extents);
 	int xl = dt_xfs_levels_est(t->max_extents, &btree);
-	int isxfs = !strcmp(t->profile, "xfs");
+	int isxfs = !strncmp(t->profile, "xfs", 3);	/* "xfs", "xfs-6.1", "xfs-6.12" */
 
 	fprintf(f, "\n    {\n      \"name\": ");
 	jstr(f, t->name);
