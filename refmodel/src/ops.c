@@ -3,7 +3,9 @@
  * ops.c - Linux 6.1 semantics of librefmodel: every file operation with its
  * errno checks in kernel order, and the may-mask rules (where a correct
  * ext4 or XFS may report other FIEMAP states than the model's own).
- * Each rule cites the 6.1 function it comes from (tree mechanics: tree.c).
+ * Each rule cites the 6.1 function it comes from (tree mechanics: tree.c);
+ * where 6.12 differs (rm_opts.kernel, refmodel/RULES.md K1-K3) the code
+ * cites the 6.12 function too.
  *
  * Conventions.  "Block" is the file system block (f->bs); allocation-state
  * boundaries are block aligned in the ext4/xfs profiles and byte aligned in
@@ -734,7 +736,7 @@ static int64_t ext4_punch_end(const struct rm_file *f, int64_t off, int64_t len)
 	int64_t end = off + len;
 
 	if (f->kernel == RM_KERNEL_6_12) {
-		/* 6.12 ext4_punch_hole(): an extent-mapped file is clamped at
+		/* K2, K3: 6.12 ext4_punch_hole(): an extent-mapped file is clamped at
 		 * s_maxbytes, not at the indirect-block limit, and a hole past
 		 * EOF ends at round_up(i_size, PAGE_SIZE): nothing past a
 		 * page-aligned EOF is punched. */
@@ -953,7 +955,7 @@ static int checked_collapse(struct rm_file *f, int64_t off, int64_t len)
 	return do_collapse(f, off, len);
 }
 
-/* 6.12 vfs_fallocate(): the modes are exclusive; every refused mix is
+/* K1: 6.12 vfs_fallocate(): the modes are exclusive; every refused mix is
  * -EOPNOTSUPP (PUNCH_HOLE needs KEEP_SIZE, INSERT and COLLAPSE refuse it). */
 static int vfs_mode_check_612(int mode)
 {
