@@ -6,10 +6,12 @@
 #   2. build and run the cmocka suites under ctest, plain (Release)
 #   3. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   4. every libFuzzer harness for a bounded time (scripts/fuzz, clang)
-#   5. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
-#      QEMU and run the in-guest tests (vm/test-guest)
-#   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
-#   7. the cheapest mutants of the mutation campaign, end to end
+#   5. build the patched Linux 6.1 and 6.12 kernels and initramfs (cached),
+#      boot each in QEMU and run the in-guest tests (vm/test-guest)
+#   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU,
+#      on each kernel
+#   7. the cheapest mutants of the mutation campaign, end to end, on each
+#      kernel
 #
 # Build products live in $RANGESHIFT_CACHE (default /var/cache/rangeshift),
 # never in the repository.
@@ -40,19 +42,25 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 stage "4/7 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
 scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}" --seed "${RS_CI_FUZZ_SEED:-1}"
 
-stage "5/7 kernel patches, kernel build, in-guest tests (QEMU)"
+stage "5/7 kernel patches, kernel builds, in-guest tests (QEMU): 6.1 and 6.12"
 kernel-patches/check-series
 vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
+kernel-patches/check-series --kernel 6.12
+vm/test-guest --kernel 6.12 --build-dir "$RANGESHIFT_CACHE/build"
 
-stage "6/7 difftest in QEMU: ext4, XFS, fusefs (CI size)"
+stage "6/7 difftest in QEMU: ext4, XFS, fusefs (CI size), 6.1 and 6.12"
 out=$RANGESHIFT_CACHE/ci/difftest
-rm -rf "$out"
+rm -rf "$out" "$out-6.12"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
+difftest/difftest-vm --kernel 6.12 --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-6.12" \
+	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 
-stage "7/7 mutation campaign, the cheapest mutants (CI size)"
+stage "7/7 mutation campaign, the cheapest mutants (CI size), 6.1 and 6.12"
 kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
 	--out "$RANGESHIFT_CACHE/ci/campaign" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
+kernel-patches/mutants/campaign --kernel 6.12 --build-dir "$RANGESHIFT_CACHE/build" \
+	--out "$RANGESHIFT_CACHE/ci/campaign-6.12" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
 
 echo
 echo "test-all: every stage passed"
