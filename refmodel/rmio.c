@@ -57,8 +57,9 @@ static void usage(FILE *out)
 "                for the commands rmio has)\n"
 "  -V            print the version and exit\n"
 "Extensions (xfs_io has none of these, or uses the letter otherwise):\n"
-"  -p PROFILE    file system rules: ext4 (default), xfs, or bytes (byte-granular\n"
-"                insert/collapse/punch/zero)\n"
+"  -p PROFILE    file system rules: ext4-6.1 (default), xfs-6.1, ext4-6.12,\n"
+"                xfs-6.12 (Linux 6.1 or 6.12; ext4 and xfs mean 6.1), or bytes\n"
+"                (byte-granular insert/collapse/punch/zero)\n"
 "  -b BLOCKSIZE  block size, a power of two from 512 to 65536 (default 4096);\n"
 "                xfs_io suffixes accepted (4k)\n"
 "  -m MAXBYTES   s_maxbytes (default: the profile's own)\n"
@@ -156,8 +157,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 	while ((c = getopt_long(argc, argv, "p:b:m:l:fritxTL:c:C:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (rm_profile_parse(optarg, &a->opts.profile) < 0) {
-				fprintf(stderr, "rmio: unknown profile '%s' (ext4, xfs or bytes)\n",
+			if (rm_profile_parse2(optarg, &a->opts.profile, &a->opts.kernel) < 0) {
+				fprintf(stderr, "rmio: unknown profile '%s' (ext4-6.1, xfs-6.1, "
+					"ext4-6.12, xfs-6.12, bytes; ext4 and xfs mean 6.1)\n",
 					optarg);
 				return -1;
 			}

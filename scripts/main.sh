@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # main.sh - rangeshift's main job from a fresh Debian 12 machine: install what
-# is missing, build the project, build the patched Linux 6.1 kernel and its
-# initramfs (cached in $RANGESHIFT_CACHE), boot it in QEMU and run difftest
-# against ext4, XFS and fusefs there.
+# is missing, build the project, build the patched Linux kernel (6.1, or 6.12
+# with --kernel 6.12) and its initramfs (cached in $RANGESHIFT_CACHE), boot it
+# in QEMU and run difftest against ext4, XFS and fusefs there.
 #
 #   bash scripts/main.sh                 # small default: -N 2000 on ext4, xfs, fusefs
 #   bash scripts/main.sh --ops 1e6       # the headline campaign (one VM: -j 2
 #                                        # on 2 cores is 2.3x slower, see bench/RESULTS.md)
+#   bash scripts/main.sh --kernel 6.12   # the same on Linux 6.12
 #   bash scripts/main.sh --help          # difftest's and difftest-vm's options
 #
 # Arguments are difftest's (difftest/README.md); with no -t, all three targets.
@@ -17,7 +18,7 @@ build=$RANGESHIFT_CACHE/build
 
 case " $* " in
 *" -h "*|*" --help "*)
-	sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 	exec "$repo/difftest/difftest-vm" --help ;;
 esac
 

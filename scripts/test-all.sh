@@ -6,12 +6,15 @@
 #   2. build and run the cmocka suites under ctest, plain (Release)
 #   3. the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   4. every libFuzzer harness for a bounded time (scripts/fuzz, clang)
-#   5. build the patched Linux 6.1 kernel and initramfs (cached), boot it in
-#      QEMU and run the in-guest tests (vm/test-guest); the proposed kernel
-#      fixes (kernel-patches/fixes): checked, built, the emitted xfstests of
-#      difftest's findings on both kernels, the seed tests on the fixed one
-#   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU
-#   7. the cheapest mutants of the mutation campaign, end to end
+#   5. build the patched Linux 6.1 and 6.12 kernels and initramfs (cached),
+#      boot each in QEMU and run the in-guest tests (vm/test-guest); the
+#      proposed kernel fixes (kernel-patches/fixes): checked, built, the
+#      emitted xfstests of difftest's findings on the 6.1 kernel with and
+#      without them, the seed tests on the fixed one
+#   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU,
+#      on each kernel
+#   7. the cheapest mutants of the mutation campaign, end to end, on each
+#      kernel
 #   8. a sharded difftest campaign through GNU parallel and through a
 #      one-node Slurm cluster started for it, each merged report compared
 #      with one difftest command's (difftest/cluster/test-cluster, host only)
@@ -45,9 +48,11 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 stage "4/8 fuzzing: every harness, ${RS_CI_FUZZ_SECONDS:-30} s each (scripts/fuzz)"
 scripts/fuzz --seconds "${RS_CI_FUZZ_SECONDS:-30}" --seed "${RS_CI_FUZZ_SEED:-1}"
 
-stage "5/8 kernel patches, kernel build, in-guest tests (QEMU)"
+stage "5/8 kernel patches, kernel builds, in-guest tests (QEMU): 6.1 and 6.12"
 kernel-patches/check-series
 vm/test-guest --build-dir "$RANGESHIFT_CACHE/build"
+kernel-patches/check-series --kernel 6.12
+vm/test-guest --kernel 6.12 --build-dir "$RANGESHIFT_CACHE/build"
 # each finding's fstest/expect says pass or fail per kernel (about 4 min:
 # fixes/check 40 s, the fixes' incremental build 1 min, three boots)
 kernel-patches/fixes/check
@@ -59,15 +64,19 @@ vm/run --kernel "$unfixed" $(initrd_args "$unfixed") --timeout 900 -- /rangeshif
 vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 900 -- /rangeshift/test-fstests fixed
 vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 1800 -- /rangeshift/run-all test-seeds test-findings
 
-stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size)"
+stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size), 6.1 and 6.12"
 out=$RANGESHIFT_CACHE/ci/difftest
-rm -rf "$out"
+rm -rf "$out" "$out-6.12"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
+difftest/difftest-vm --kernel 6.12 --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-6.12" \
+	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 
-stage "7/8 mutation campaign, the cheapest mutants (CI size)"
+stage "7/8 mutation campaign, the cheapest mutants (CI size), 6.1 and 6.12"
 kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
 	--out "$RANGESHIFT_CACHE/ci/campaign" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
+kernel-patches/mutants/campaign --kernel 6.12 --build-dir "$RANGESHIFT_CACHE/build" \
+	--out "$RANGESHIFT_CACHE/ci/campaign-6.12" -N "${RS_CI_MUTANT_OPS:-20000}" --no-clean 08 12
 
 stage "8/8 difftest campaigns on Slurm and GNU parallel (host, no QEMU)"
 difftest/cluster/test-cluster "$RANGESHIFT_CACHE/build/difftest/difftest"

@@ -254,7 +254,8 @@ static int open_target(struct trun *u, const char *spec)
 		return rc;
 	}
 	snprintf(r->fsname, sizeof(r->fsname), "%s", u->t->fsname);
-	snprintf(r->profile, sizeof(r->profile), "%s", rm_profile_name(u->t->mopts.profile));
+	snprintf(r->profile, sizeof(r->profile), "%s",
+		 rm_profile_name2(u->t->mopts.profile, u->t->mopts.kernel));
 	snprintf(r->notes, sizeof(r->notes), "%s", u->t->probe_notes);
 	if (pin < 0) {
 		/* a run that may migrate still runs; it may not replay */
@@ -287,9 +288,10 @@ static int start_run(struct trun *u)
 	u->g.disabled = t->disabled;
 	u->r->disabled = t->disabled;
 	if (!c->quiet)
-		fprintf(stderr, "difftest: %s%s: %s, profile %s, block %u, maxbytes %" PRId64
+		fprintf(stderr, "difftest: %s%s: %s, profile %s (%s), block %u, maxbytes %" PRId64
 			", %d files, seed %" PRIu64 "%s%s\n", c->prefix, t->name, t->fsname,
-			rm_profile_name(t->mopts.profile), t->mopts.blocksize, t->mopts.maxbytes,
+			rm_profile_name2(t->mopts.profile, t->mopts.kernel), t->kernel_note,
+			t->mopts.blocksize, t->mopts.maxbytes,
 			c->nfiles, c->seed, t->probe_notes[0] ? "; " : "", t->probe_notes);
 	if ((rc = dt_session_open(t, c->nfiles, &u->s, err, sizeof(err)))) {
 		fail(u, "", err);

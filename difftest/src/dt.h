@@ -151,7 +151,10 @@ struct dt_target {
 	enum dt_fault fault;
 	char dir[PATH_MAX];
 	char fsname[32];		/* statfs-derived or fstype */
-	struct rm_opts mopts;		/* model options (profile, bs, maxbytes) */
+	struct rm_opts mopts;		/* model options (profile, kernel, bs, maxbytes) */
+	enum rm_kernel kernel;		/* the running kernel (uname -r), or the model's */
+	char kernel_note[160];		/* how mopts.kernel was chosen, for the log */
+	int profile_named;		/* the spec named the profile (and kernel) */
 	int fiemap;			/* 0 none, 1 FS_IOC_FIEMAP, 2 RS_IOC_FIEMAP */
 	int fiemap_nosync;		/* no FIEMAP_FLAG_SYNC (pre-writeback maps) */
 	int rs_ioctl;			/* fusefs: shift modes through RS_IOC_* */

@@ -49,6 +49,8 @@ static void usage(FILE *f)
 "                              through difftest-vm: only when named, or with --vm)\n"
 "        dir:PATH[:PROFILE]    any directory; profile (ext4|xfs|bytes) from statfs f_type\n"
 "        model[:PROFILE]       the model against itself (must be clean)\n"
+"        PROFILE: ext4-6.1 xfs-6.1 ext4-6.12 xfs-6.12 bytes (ext4, xfs: the 6.1 ones);\n"
+"                 unnamed, the kernel rules are the running kernel's (uname -r)\n"
 "        faulty:KIND[:PROFILE] TEST ONLY: a model that misbehaves on purpose; KIND is\n"
 "                              insert-off-by-one, lost-unwritten or wrong-errno\n"
 "      --weights K=V,...  op mix (kinds: pwrite pread mwrite mread truncate falloc\n"

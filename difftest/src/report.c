@@ -123,7 +123,7 @@ static void json_target_counts(struct jb *b, json_t *o, const struct dt_campaign
 	int btree = 0;
 	int e4 = dt_ext4_depth_est(t->max_extents);
 	int xl = dt_xfs_levels_est(t->max_extents, &btree);
-	int isxfs = !strcmp(t->profile, "xfs");
+	int isxfs = !strncmp(t->profile, "xfs", 3);	/* "xfs", "xfs-6.1", "xfs-6.12" */
 	double busy = t->seconds - t->shrink_seconds;
 
 	put(b, o, "name", jstring(t->name));

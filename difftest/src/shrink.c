@@ -375,7 +375,9 @@ int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
 
 	fprintf(f, "# difftest op log v1 (one op per line; replay: difftest --replay FILE)\n");
 	fprintf(f, "# target: %s\n# files: %d\n# profile: %s\n# blocksize: %u\n# seed: %" PRIu64 "\n",
-		t->name, nfiles, rm_profile_name(t->mopts.profile), t->mopts.blocksize, seed);
+		t->name, nfiles, rm_profile_name2(t->mopts.profile, t->mopts.kernel),
+		t->mopts.blocksize, seed);
+	fprintf(f, "# kernel: %s (%s)\n", rm_kernel_name(t->kernel), t->kernel_note);
 	if (t->mopts.strict)	/* replay reads it back (the model without errata) */
 		fprintf(f, "# strict: 1\n");
 	for (size_t j = 0; j < n; j++) {
@@ -500,7 +502,8 @@ int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 	char line[256];
 	dt_op_format(&d->op, line, sizeof(line));
 	fprintf(f, "target: %s (%s, profile %s)\ndivergence: %s after op %" PRIu64 " (%s)\n%s\n",
-		t->name, t->fsname, rm_profile_name(t->mopts.profile), dt_divkind_name(d->kind),
+		t->name, t->fsname, rm_profile_name2(t->mopts.profile, t->mopts.kernel),
+		dt_divkind_name(d->kind),
 		d->opno, line, d->msg);
 	if (d->byte_off >= 0)
 		fprintf(f, "first differing byte: offset %" PRId64 " (block %" PRId64 "), expected 0x%02x, actual %s%02x\n",

@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -120,6 +121,10 @@ static void probe_ident_fiemap(struct dt_target *t, int fd, int64_t *bs)
 	struct rs_ioc_ident id;
 	if (rs_ident(fd, &id) == 0) {
 		t->mopts.profile = (enum rm_profile)id.profile;
+		/* RS_IOC_IDENT does not say which kernel's rules the server
+		 * copies: take its default (6.1) unless the spec named one */
+		if (!t->profile_named)
+			t->mopts.kernel = RM_KERNEL_6_1;
 		t->mopts.blocksize = id.blocksize;
 		t->mopts.maxbytes = id.maxbytes;
 		*bs = id.blocksize;
@@ -321,10 +326,13 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		}
 		t->fault = faults[i].f;
 	}
-	if (prof && rm_profile_parse(prof, &t->mopts.profile)) {
-		snprintf(err, errn, "unknown profile '%s' (ext4, xfs, bytes)", prof);
+	if (prof && rm_profile_parse2(prof, &t->mopts.profile, &t->mopts.kernel)) {
+		snprintf(err, errn, "unknown profile '%s' (ext4-6.1, xfs-6.1, ext4-6.12, "
+			 "xfs-6.12, bytes; ext4 and xfs mean 6.1)", prof);
 		return -EINVAL;
 	}
+	t->kernel = t->mopts.kernel;
+	snprintf(t->kernel_note, sizeof(t->kernel_note), "%s", prof ? "named" : "default");
 	snprintf(t->fsname, sizeof(t->fsname), "model");
 	t->fiemap = 1;
 	t->mmap_ok = 1;
@@ -347,7 +355,7 @@ static int spec_dir(struct dt_target *t, const char *spec, char *copy, const cha
 		return -EINVAL;
 	}
 	char *p = copy + 4, *c = strrchr(p, ':');
-	if (c && rm_profile_parse(c + 1, &t->mopts.profile) == 0) {
+	if (c && rm_profile_parse2(c + 1, &t->mopts.profile, &t->mopts.kernel) == 0) {
 		*c = 0;
 		*prof = c + 1;
 	}
@@ -355,8 +363,8 @@ static int spec_dir(struct dt_target *t, const char *spec, char *copy, const cha
 		int e = errno;
 		/* a path may hold ':', so "dir:/x:nosuch" is first a path */
 		if (c && !*prof)
-			snprintf(err, errn, "target %s: %s: %s (and '%s' is no profile: ext4, xfs, "
-				 "bytes)", spec, p, strerror(e), c + 1);
+			snprintf(err, errn, "target %s: %s: %s (and '%s' is no profile: ext4-6.1, "
+				 "xfs-6.1, ext4-6.12, xfs-6.12, bytes)", spec, p, strerror(e), c + 1);
 		else
 			snprintf(err, errn, "target %s: %s: %s", spec, p, strerror(e));
 		return -ENOENT;
@@ -377,6 +385,7 @@ static int parse_spec(struct dt_target *t, const char *spec, const char **prof,
 	}
 	snprintf(copy, sizeof(copy), "%s", spec);
 	t->mopts.profile = RM_PROFILE_EXT4;
+	t->mopts.kernel = RM_KERNEL_6_1;
 	t->mopts.blocksize = 4096;
 	*prof = NULL;
 	if (!strncmp(copy, "faulty:", 7) || !strcmp(copy, "model") || !strncmp(copy, "model:", 6)) {
@@ -429,6 +438,31 @@ int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 	return fs_init(t, spec, prof, err, errn);
 }
 
+/* The running kernel (uname -r) picks the model's kernel rules: 6.1.x ->
+ * 6.1, 6.12.x -> 6.12, another release the nearer one (said in the note).
+ * A versioned profile in the spec wins for the model (dir:PATH:ext4-6.12);
+ * t->kernel stays the running one (the FUSE front, dt_t_fuse_front()). */
+static void pick_kernel(struct dt_target *t, const char *prof)
+{
+	struct utsname u;
+	enum rm_kernel k = RM_KERNEL_6_1;
+	int rc = uname(&u) ? -errno : rm_kernel_from_release(u.release, &k);
+
+	t->kernel = k;
+	t->profile_named = prof != NULL;
+	if (rc < 0)
+		snprintf(t->kernel_note, sizeof(t->kernel_note), "kernel release unknown, 6.1 rules");
+	else
+		snprintf(t->kernel_note, sizeof(t->kernel_note), "uname -r %.64s%s", u.release,
+			 rc ? ", nearest model kernel" : "");
+	if (prof) {
+		strncat(t->kernel_note, "; profile named", sizeof(t->kernel_note) -
+			strlen(t->kernel_note) - 1);
+		return;
+	}
+	t->mopts.kernel = k;
+}
+
 /* statfs picks the file system's name and, unless the spec named one,
  * the model profile; then the probe. */
 static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
@@ -444,6 +478,7 @@ static int fs_init(struct dt_target *t, const char *spec, const char *prof, char
 		snprintf(err, errn, "statfs %s: %s", t->dir, strerror(errno));
 		return -errno;
 	}
+	pick_kernel(t, prof);
 	switch ((unsigned long)sf.f_type) {
 	case EXT4_SUPER_MAGIC:
 		snprintf(t->fsname, sizeof(t->fsname), "ext4");
@@ -663,7 +698,7 @@ int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t le
 	    (t->rs_ioctl && (mode & shift)))
 		return 0;
 	/* vfs_fallocate() up to the f_op->fallocate call, MAX_LFS_FILESIZE */
-	int err = rm_vfs_fallocate_check(mode, off, len, INT64_MAX);
+	int err = rm_vfs_fallocate_check_k(t->kernel, mode, off, len, INT64_MAX);
 	if (err)
 		return err;
 	/* fuse_file_fallocate() */

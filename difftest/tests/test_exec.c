@@ -4,7 +4,8 @@
  * model against itself: every op agrees) (cmocka): each kind runs clean
  * from its log line; a shift's data check starts at the shift's offset
  * also above 4 GiB (the block mask is 64-bit) and so reads at most the
- * bytes it must; an op naming a file the session lacks is refused.
+ * bytes it must; an op naming a file the session lacks is refused; the
+ * model's kernel rules come from a versioned profile or from uname -r.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <cmocka.h>
 
 #include "optab.h"
@@ -53,6 +55,37 @@ static int run(struct fx *f, const char *line, uint64_t opno)
 		fail_msg("'%s': %d %s", line, rc, d.msg);
 	dt_div_free(&d);
 	return rc;
+}
+
+static void test_target_kernel_rules(void **state)
+{
+	(void)state;
+	static struct dt_target t;	/* large: PATH_MAX buffers */
+	char err[256];
+	struct utsname u;
+	enum rm_kernel k = RM_KERNEL_6_1;
+
+	assert_int_equal(dt_target_init(&t, "model:xfs-6.12", "test", err, sizeof(err)), 0);
+	assert_int_equal(t.mopts.profile, RM_PROFILE_XFS);
+	assert_int_equal(t.mopts.kernel, RM_KERNEL_6_12);
+	assert_int_equal(t.kernel, RM_KERNEL_6_12);
+	assert_int_equal(dt_target_init(&t, "model:ext4", "test", err, sizeof(err)), 0);
+	assert_int_equal(t.mopts.kernel, RM_KERNEL_6_1);
+	assert_int_not_equal(dt_target_init(&t, "model:ext4-6.2", "test", err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "ext4-6.12"));
+	/* a directory: the running kernel's rules, said in the note */
+	assert_int_equal(uname(&u), 0);
+	assert_true(rm_kernel_from_release(u.release, &k) >= 0);
+	assert_int_equal(dt_target_init(&t, "dir:/tmp", "test", err, sizeof(err)), 0);
+	assert_int_equal(t.mopts.kernel, k);
+	assert_int_equal(t.kernel, k);
+	assert_non_null(strstr(t.kernel_note, u.release));
+	/* a named profile wins for the model, the front keeps the running one */
+	assert_int_equal(dt_target_init(&t, k == RM_KERNEL_6_1 ? "dir:/tmp:xfs-6.12" :
+					"dir:/tmp:xfs-6.1", "test", err, sizeof(err)), 0);
+	assert_int_equal(t.mopts.kernel, k == RM_KERNEL_6_1 ? RM_KERNEL_6_12 : RM_KERNEL_6_1);
+	assert_int_equal(t.kernel, k);
+	dt_target_fini(&t);
 }
 
 static void test_every_kind_clean(void **state)
@@ -126,6 +159,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_kind_clean),
+		cmocka_unit_test(test_target_kernel_rules),
 		cmocka_unit_test(test_shift_check_above_4g),
 		cmocka_unit_test(test_file_out_of_session),
 	};

@@ -122,11 +122,12 @@ static void usage(const char *prog)
 	       "\n"
 	       "Mount a file system whose regular files are rangeshift reference-model\n"
 	       "files (refmodel): bytes, sizes, errno and extent maps are exactly what\n"
-	       "the model says Linux 6.1 ext4 or XFS would give.  Everything lives in\n"
+	       "the model says Linux 6.1 or 6.12 ext4 or XFS would give.  Everything lives in\n"
 	       "memory and is gone at unmount (fusermount3 -u MOUNTPOINT).\n"
 	       "\n"
 	       "rangeshift options:\n"
-	       "    -o profile=ext4|xfs|bytes  semantics to serve (default ext4)\n"
+	       "    -o profile=P               semantics to serve: ext4-6.1 (default), xfs-6.1,\n"
+	       "                               ext4-6.12, xfs-6.12 or bytes (ext4, xfs: 6.1)\n"
 	       "    -o blocksize=N             block size, power of two 512..65536 (default 4096)\n"
 	       "    -o size=BYTES              capacity for file data, suffixes k m g t\n"
 	       "                               (default 64g; ENOSPC beyond it)\n"
@@ -180,14 +181,15 @@ static int configure(struct fs *fs, const struct conf *c)
 	int64_t v;
 
 	fs->opts.profile = RM_PROFILE_EXT4;
+	fs->opts.kernel = RM_KERNEL_6_1;
 	fs->opts.blocksize = 4096;
 	fs->opts.maxbytes = 0;
 	fs->opts.strict = c->strict;
 	fs->capacity = (int64_t)64 << 30;
 	fs->timeout = 1.0;
-	if (c->profile && rm_profile_parse(c->profile, &fs->opts.profile) < 0) {
-		fprintf(stderr, "rangeshift-fusefs: unknown profile '%s' (ext4, xfs, bytes)\n",
-			c->profile);
+	if (c->profile && rm_profile_parse2(c->profile, &fs->opts.profile, &fs->opts.kernel) < 0) {
+		fprintf(stderr, "rangeshift-fusefs: unknown profile '%s' (ext4-6.1, xfs-6.1, "
+			"ext4-6.12, xfs-6.12, bytes; ext4 and xfs mean 6.1)\n", c->profile);
 		return -1;
 	}
 	if (c->blocksize) {
@@ -347,7 +349,7 @@ int main(int argc, char *argv[])
 	if (ret >= 0)
 		goto out_args;
 	if (!opts.mountpoint) {
-		fprintf(stderr, "usage: %s MOUNTPOINT [-o profile=ext4|xfs|bytes,blocksize=N,size=BYTES] [-f] [-d]\n"
+		fprintf(stderr, "usage: %s MOUNTPOINT [-o profile=P,blocksize=N,size=BYTES] [-f] [-d]\n"
 			"       %s --help\n", argv[0], argv[0]);
 		ret = 2;
 		goto out_args;

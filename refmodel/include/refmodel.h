@@ -171,6 +171,20 @@ int64_t rm_profile_maxbytes(enum rm_profile p, uint32_t blocksize);
 /* "ext4" / "xfs" / "bytes" <-> enum; parse returns -EINVAL if unknown. */
 const char *rm_profile_name(enum rm_profile p);
 int rm_profile_parse(const char *name, enum rm_profile *out);
+/* Versioned profile names: "ext4-6.1", "xfs-6.1", "ext4-6.12", "xfs-6.12",
+ * and "bytes" (no kernel: it follows no file system).  parse2 also takes
+ * the plain "ext4" and "xfs", which mean 6.1; it sets *kernel to 6.1 for
+ * "bytes".  -EINVAL (outputs untouched) for anything else.  name2 gives the
+ * versioned name ("bytes" for the bytes profile whatever the kernel). */
+int rm_profile_parse2(const char *name, enum rm_profile *profile, enum rm_kernel *kernel);
+const char *rm_profile_name2(enum rm_profile p, enum rm_kernel k);
+/* "6.1" / "6.12" ("?" for another value). */
+const char *rm_kernel_name(enum rm_kernel k);
+/* The model kernel for a Linux release string (uname -r): "6.1.x" -> 6.1,
+ * "6.12.x" -> 6.12, 0; another release -> the nearest of the two (before
+ * 6.12: 6.1) and 1, so the caller can say the choice is an approximation;
+ * -EINVAL when no "MAJOR.MINOR" can be read (*out untouched). */
+int rm_kernel_from_release(const char *release, enum rm_kernel *out);
 
 /* pwrite(2): bytes written, or -errno.  Short write when off+len passes
  * s_maxbytes (generic_write_checks_count), -EFBIG when off >= s_maxbytes,
@@ -192,6 +206,11 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len);
  * starts with it; a tester of a stacked file system (FUSE: s_maxbytes is
  * MAX_LFS_FILESIZE whatever the server's) calls it with that layer's limit. */
 int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes);
+/* The same for the given kernel's vfs_fallocate() (rm_vfs_fallocate_check()
+ * is this for 6.1).  6.12 answers every mode combination it refuses with
+ * -EOPNOTSUPP, where 6.1 gave -EINVAL for some. */
+int rm_vfs_fallocate_check_k(enum rm_kernel k, int mode, int64_t off, int64_t len,
+			     int64_t maxbytes);
 /* lseek(2) SEEK_DATA / SEEK_HOLE: the offset, or -ENXIO (off < 0 or off >=
  * size), -EINVAL for another whence.  The answer is the one a file system
  * with a cold page cache gives: unwritten blocks count as holes, except

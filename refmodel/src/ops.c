@@ -3,7 +3,9 @@
  * ops.c - Linux 6.1 semantics of librefmodel: every file operation with its
  * errno checks in kernel order, and the may-mask rules (where a correct
  * ext4 or XFS may report other FIEMAP states than the model's own).
- * Each rule cites the 6.1 function it comes from (tree mechanics: tree.c).
+ * Each rule cites the 6.1 function it comes from (tree mechanics: tree.c);
+ * where 6.12 differs (rm_opts.kernel, refmodel/RULES.md K1-K3) the code
+ * cites the 6.12 function too.
  *
  * Conventions.  "Block" is the file system block (f->bs); allocation-state
  * boundaries are block aligned in the ext4/xfs profiles and byte aligned in
@@ -337,6 +339,69 @@ int rm_profile_parse(const char *name, enum rm_profile *out)
 	return -EINVAL;
 }
 
+static const char *const versioned_names[2][2] = {
+	[RM_KERNEL_6_1] = { [RM_PROFILE_EXT4] = "ext4-6.1", [RM_PROFILE_XFS] = "xfs-6.1" },
+	[RM_KERNEL_6_12] = { [RM_PROFILE_EXT4] = "ext4-6.12", [RM_PROFILE_XFS] = "xfs-6.12" },
+};
+
+const char *rm_profile_name2(enum rm_profile p, enum rm_kernel k)
+{
+	if ((p == RM_PROFILE_EXT4 || p == RM_PROFILE_XFS) &&
+	    (k == RM_KERNEL_6_1 || k == RM_KERNEL_6_12))
+		return versioned_names[k][p];
+	return rm_profile_name(p);
+}
+
+int rm_profile_parse2(const char *name, enum rm_profile *profile, enum rm_kernel *kernel)
+{
+	enum rm_profile p;
+
+	if (!name)
+		return -EINVAL;
+	if (rm_profile_parse(name, &p) == 0) {	/* plain names: 6.1 */
+		*profile = p;
+		*kernel = RM_KERNEL_6_1;
+		return 0;
+	}
+	for (int k = RM_KERNEL_6_1; k <= RM_KERNEL_6_12; k++)
+		for (int i = RM_PROFILE_EXT4; i <= RM_PROFILE_XFS; i++)
+			if (!strcmp(name, versioned_names[k][i])) {
+				*profile = (enum rm_profile)i;
+				*kernel = (enum rm_kernel)k;
+				return 0;
+			}
+	return -EINVAL;
+}
+
+const char *rm_kernel_name(enum rm_kernel k)
+{
+	switch (k) {
+	case RM_KERNEL_6_1: return "6.1";
+	case RM_KERNEL_6_12: return "6.12";
+	}
+	return "?";
+}
+
+int rm_kernel_from_release(const char *release, enum rm_kernel *out)
+{
+	unsigned major, minor;
+	int n = 0;
+
+	if (!release || sscanf(release, "%u.%u%n", &major, &minor, &n) != 2 || n == 0)
+		return -EINVAL;
+	if (major == 6 && minor == 1) {
+		*out = RM_KERNEL_6_1;
+		return 0;
+	}
+	if (major == 6 && minor == 12) {
+		*out = RM_KERNEL_6_12;
+		return 0;
+	}
+	/* nearest of the two: 6.7 and later are closer to 6.12 */
+	*out = major > 6 || (major == 6 && minor >= 7) ? RM_KERNEL_6_12 : RM_KERNEL_6_1;
+	return 1;
+}
+
 int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
 {
 	struct rm_opts o = { .profile = RM_PROFILE_EXT4, .blocksize = 4096 };
@@ -664,12 +729,25 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 	}
 }
 
-/* ext4_punch_hole() */
-static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
+/* The end of an ext4 punch after the kernel's clamps, or off when the punch
+ * does nothing. */
+static int64_t ext4_punch_end(const struct rm_file *f, int64_t off, int64_t len)
 {
-	if (off >= f->size)		/* "No need to punch hole beyond i_size" */
-		return 0;
 	int64_t end = off + len;
+
+	if (f->kernel == RM_KERNEL_6_12) {
+		/* K2, K3: 6.12 ext4_punch_hole(): an extent-mapped file is clamped at
+		 * s_maxbytes, not at the indirect-block limit, and a hole past
+		 * EOF ends at round_up(i_size, PAGE_SIZE): nothing past a
+		 * page-aligned EOF is punched. */
+		if (off >= f->size || off >= f->maxbytes)
+			return off;
+		if (end > f->size)
+			end = f->size > INT64_MAX - (PAGE_SZ - 1) ? INT64_MAX : rup(f->size, PAGE_SZ);
+		return end > f->maxbytes ? f->maxbytes : end;
+	}
+	if (off >= f->size)		/* "No need to punch hole beyond i_size" */
+		return off;
 	if (end > f->size)		/* end after the page that contains i_size */
 		end = f->size + PAGE_SZ - (f->size & (PAGE_SZ - 1));
 	/* s_bitmap_maxbytes - blocksize (ext4_max_bitmap_size()) */
@@ -678,10 +756,15 @@ static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
 	int64_t bm = (12 + ppb + ppb * ppb + ppb * ppb * ppb);
 	int64_t maxl = (bm > (INT64_MAX >> bits)) ? INT64_MAX : (bm << bits);
 	maxl -= f->bs;
-	if (end > maxl)
-		end = maxl;
+	return end > maxl ? maxl : end;
+}
+
+/* ext4_punch_hole() */
+static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
+{
+	int64_t end = ext4_punch_end(f, off, len);
 	if (end <= off)
-		return 0;	/* kernel computes a negative length here; see report */
+		return 0;	/* 6.1 computes a negative length here; see report */
 	int64_t s = rup(off, f->bs), e = rdown(end, f->bs);
 	struct rop x;
 	int err = ext4_zo_open(f, rdown(off, f->bs), rup(end, f->bs), true, true, &x);
@@ -872,7 +955,31 @@ static int checked_collapse(struct rm_file *f, int64_t off, int64_t len)
 	return do_collapse(f, off, len);
 }
 
+/* K1: 6.12 vfs_fallocate(): the modes are exclusive; every refused mix is
+ * -EOPNOTSUPP (PUNCH_HOLE needs KEEP_SIZE, INSERT and COLLAPSE refuse it). */
+static int vfs_mode_check_612(int mode)
+{
+	switch (mode & ~RM_FALLOC_FL_KEEP_SIZE) {
+	case 0:
+	case RM_FALLOC_FL_UNSHARE_RANGE:
+	case RM_FALLOC_FL_ZERO_RANGE:
+		return 0;
+	case RM_FALLOC_FL_PUNCH_HOLE:
+		return mode & RM_FALLOC_FL_KEEP_SIZE ? 0 : -EOPNOTSUPP;
+	case RM_FALLOC_FL_COLLAPSE_RANGE:
+	case RM_FALLOC_FL_INSERT_RANGE:
+		return mode & RM_FALLOC_FL_KEEP_SIZE ? -EOPNOTSUPP : 0;
+	}
+	return -EOPNOTSUPP;
+}
+
 int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes)
+{
+	return rm_vfs_fallocate_check_k(RM_KERNEL_6_1, mode, off, len, maxbytes);
+}
+
+int rm_vfs_fallocate_check_k(enum rm_kernel k, int mode, int64_t off, int64_t len,
+			     int64_t maxbytes)
 {
 	const int supported = RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
 			      RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
@@ -882,6 +989,15 @@ int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes)
 		return -EINVAL;
 	if (mode & ~supported)
 		return -EOPNOTSUPP;
+	if (k == RM_KERNEL_6_12) {
+		int err = vfs_mode_check_612(mode);
+		if (err)
+			return err;
+		/* check_add_overflow() or s_maxbytes */
+		if (len > INT64_MAX - off || off + len > maxbytes)
+			return -EFBIG;
+		return 0;
+	}
 	if ((mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE)) ==
 	    (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE))
 		return -EOPNOTSUPP;
@@ -902,7 +1018,7 @@ int rm_vfs_fallocate_check(int mode, int64_t off, int64_t len, int64_t maxbytes)
 int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 {
 	f->ops++;
-	int err = rm_vfs_fallocate_check(mode, off, len, f->maxbytes);
+	int err = rm_vfs_fallocate_check_k(f->kernel, mode, off, len, f->maxbytes);
 	if (err)
 		return err;
 
@@ -920,6 +1036,10 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			/* ext4_insert_range() */
 			if (!aligned(f, off, len))
 				return -EINVAL;
+			/* 6.12 ext4_insert_range() tests "offset >= i_size"
+			 * before s_maxbytes, 6.1 after: no difference, since
+			 * vfs_fallocate() already keeps off + len within
+			 * s_maxbytes, so with off >= size both pass */
 			if (len > f->maxbytes - f->size)
 				return -EFBIG;
 			if (off >= f->size)

@@ -880,6 +880,160 @@ static void test_ext4_punch_clipped_to_page_after_eof(void **st)
 	rm_file_free(f);
 }
 
+static struct rm_file *mk_k(enum rm_profile p, enum rm_kernel k)
+{
+	struct rm_opts o = { .profile = p, .blocksize = K, .kernel = k };
+	struct rm_file *f = NULL;
+	assert_int_equal(rm_file_new(&o, &f), 0);
+	return f;
+}
+
+static void test_ext4_612_punch_past_page_aligned_eof_stops_at_eof(void **st)
+{
+	(void)st;
+	/* 6.1 ext4_punch_hole() ends a hole past EOF at i_size + PAGE_SIZE -
+	 * (i_size & (PAGE_SIZE - 1)): a full page past a page-aligned EOF.
+	 * 6.12 ends it at round_up(i_size, PAGE_SIZE), i.e. at EOF. */
+	for (int k = RM_KERNEL_6_1; k <= RM_KERNEL_6_12; k++) {
+		struct rm_file *f = mk_k(RM_PROFILE_EXT4, (enum rm_kernel)k);
+		write_pat(f, 0, 2 * K, 1);
+		falloc_ok(f, KEEP, 2 * K, 2 * K);
+		falloc_ok(f, PUNCH | KEEP, K, 4 * K);
+		assert_block(f, 0, RM_DATA, RM_DATA);
+		assert_block(f, K, RM_HOLE, RM_HOLE);
+		if (k == RM_KERNEL_6_1)
+			assert_block(f, 2 * K, RM_HOLE, RM_HOLE);
+		else
+			assert_block(f, 2 * K, RM_UNWRITTEN, RM_UNWRITTEN);
+		assert_block(f, 3 * K, RM_UNWRITTEN, RM_UNWRITTEN);
+		assert_int_equal(rm_size(f), 2 * K);
+		rm_file_free(f);
+	}
+}
+
+static void test_ext4_612_punch_clamped_at_s_maxbytes_not_bitmap_limit(void **st)
+{
+	(void)st;
+	/* 6.1 clamps every ext4 punch at s_bitmap_maxbytes - blocksize (the
+	 * indirect-block limit, about 4 TiB at 4 KiB blocks), so a punch of
+	 * an extent file beyond it does nothing; 6.12 ext4_punch_hole() uses
+	 * that limit for indirect-block files only and s_maxbytes otherwise. */
+	const int64_t far = (int64_t)5 << 40;	/* 5 TiB */
+	for (int k = RM_KERNEL_6_1; k <= RM_KERNEL_6_12; k++) {
+		struct rm_file *f = mk_k(RM_PROFILE_EXT4, (enum rm_kernel)k);
+		write_pat(f, far, 2 * K, 1);
+		falloc_ok(f, PUNCH | KEEP, far, K);
+		assert_block(f, far, k == RM_KERNEL_6_1 ? RM_DATA : RM_HOLE,
+			     k == RM_KERNEL_6_1 ? RM_DATA : RM_HOLE);
+		assert_block(f, far + K, RM_DATA, RM_DATA);
+		rm_file_free(f);
+	}
+}
+
+static void test_vfs_612_refused_mode_mixes_are_eopnotsupp(void **st)
+{
+	(void)st;
+	/* 6.12 vfs_fallocate(): "Modes are exclusive", one switch on
+	 * mode & FALLOC_FL_MODE_MASK, -EOPNOTSUPP for every refused mix;
+	 * 6.1 answered some of them -EINVAL. */
+	static const struct { int mode, e61, e612; } c[] = {
+		{ INSERT | KEEP, EINVAL, EOPNOTSUPP },
+		{ COLLAPSE | KEEP, EINVAL, EOPNOTSUPP },
+		{ INSERT | COLLAPSE, EINVAL, EOPNOTSUPP },
+		{ COLLAPSE | PUNCH | KEEP, EINVAL, EOPNOTSUPP },
+		{ UNSHARE | ZERO, EINVAL, EOPNOTSUPP },
+		{ UNSHARE | PUNCH | KEEP, EINVAL, EOPNOTSUPP },
+		{ PUNCH | ZERO | KEEP, EOPNOTSUPP, EOPNOTSUPP },
+		{ PUNCH, EOPNOTSUPP, EOPNOTSUPP },
+		{ 0x80, EOPNOTSUPP, EOPNOTSUPP },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_int_equal(rm_vfs_fallocate_check(c[i].mode, 0, K, INT64_MAX), -c[i].e61);
+		assert_int_equal(rm_vfs_fallocate_check_k(RM_KERNEL_6_12, c[i].mode, 0, K,
+							  INT64_MAX), -c[i].e612);
+		for (int p = RM_PROFILE_EXT4; p <= RM_PROFILE_XFS; p++) {
+			struct rm_file *f = mk_k((enum rm_profile)p, RM_KERNEL_6_12);
+			write_pat(f, 0, 4 * K, 1);
+			falloc_fails(f, c[i].mode, 0, K, c[i].e612);
+			rm_file_free(f);
+		}
+	}
+	/* what both accept, and the checks around the mode: unchanged */
+	static const int okm[] = { 0, KEEP, PUNCH | KEEP, ZERO, ZERO | KEEP, INSERT, COLLAPSE,
+				   UNSHARE, UNSHARE | KEEP };
+	for (size_t i = 0; i < sizeof(okm) / sizeof(okm[0]); i++) {
+		assert_int_equal(rm_vfs_fallocate_check_k(RM_KERNEL_6_12, okm[i], 0, K, INT64_MAX), 0);
+		assert_int_equal(rm_vfs_fallocate_check(okm[i], 0, K, INT64_MAX), 0);
+		assert_int_equal(rm_vfs_fallocate_check_k(RM_KERNEL_6_12, okm[i], -1, K, INT64_MAX),
+				 -EINVAL);
+		assert_int_equal(rm_vfs_fallocate_check_k(RM_KERNEL_6_12, okm[i], 1, INT64_MAX,
+							  INT64_MAX), -EFBIG);
+	}
+}
+
+static void test_profile_names_versioned_and_aliases(void **st)
+{
+	(void)st;
+	enum rm_profile p = RM_PROFILE_BYTES;
+	enum rm_kernel k = RM_KERNEL_6_12;
+	static const struct { const char *name; enum rm_profile p; enum rm_kernel k; } n[] = {
+		{ "ext4", RM_PROFILE_EXT4, RM_KERNEL_6_1 },
+		{ "xfs", RM_PROFILE_XFS, RM_KERNEL_6_1 },
+		{ "bytes", RM_PROFILE_BYTES, RM_KERNEL_6_1 },
+		{ "ext4-6.1", RM_PROFILE_EXT4, RM_KERNEL_6_1 },
+		{ "xfs-6.1", RM_PROFILE_XFS, RM_KERNEL_6_1 },
+		{ "ext4-6.12", RM_PROFILE_EXT4, RM_KERNEL_6_12 },
+		{ "xfs-6.12", RM_PROFILE_XFS, RM_KERNEL_6_12 },
+	};
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		assert_int_equal(rm_profile_parse2(n[i].name, &p, &k), 0);
+		assert_int_equal(p, n[i].p);
+		assert_int_equal(k, n[i].k);
+		if (strchr(n[i].name, '-') || p == RM_PROFILE_BYTES)
+			assert_string_equal(rm_profile_name2(p, k), n[i].name);
+	}
+	assert_string_equal(rm_profile_name2(RM_PROFILE_BYTES, RM_KERNEL_6_12), "bytes");
+	static const char *const bad[] = { "ext4-6.2", "xfs-", "bytes-6.12", "EXT4", "", "zfs" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = RM_PROFILE_BYTES;
+		k = RM_KERNEL_6_12;
+		assert_int_equal(rm_profile_parse2(bad[i], &p, &k), -EINVAL);
+		assert_int_equal(p, RM_PROFILE_BYTES);	/* untouched */
+		assert_int_equal(k, RM_KERNEL_6_12);
+	}
+	assert_int_equal(rm_profile_parse2(NULL, &p, &k), -EINVAL);
+	/* the old API: plain names only */
+	assert_int_equal(rm_profile_parse("ext4-6.12", &p), -EINVAL);
+	assert_string_equal(rm_kernel_name(RM_KERNEL_6_12), "6.12");
+	assert_string_equal(rm_kernel_name(RM_KERNEL_6_1), "6.1");
+}
+
+static void test_kernel_from_uname_release(void **st)
+{
+	(void)st;
+	static const struct { const char *rel; int rc; enum rm_kernel k; } r[] = {
+		{ "6.1.0-41-amd64", 0, RM_KERNEL_6_1 },
+		{ "6.1.192", 0, RM_KERNEL_6_1 },
+		{ "6.12.118", 0, RM_KERNEL_6_12 },
+		{ "6.12.0-rc1", 0, RM_KERNEL_6_12 },
+		{ "5.10.0-30-amd64", 1, RM_KERNEL_6_1 },
+		{ "6.6.60", 1, RM_KERNEL_6_1 },
+		{ "6.16.3", 1, RM_KERNEL_6_12 },
+		{ "7.0.0", 1, RM_KERNEL_6_12 },
+		{ "6.10", 1, RM_KERNEL_6_12 },
+	};
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		enum rm_kernel k = (enum rm_kernel)7;
+		assert_int_equal(rm_kernel_from_release(r[i].rel, &k), r[i].rc);
+		assert_int_equal(k, r[i].k);
+	}
+	enum rm_kernel k = RM_KERNEL_6_12;
+	assert_int_equal(rm_kernel_from_release("linux", &k), -EINVAL);
+	assert_int_equal(rm_kernel_from_release("6", &k), -EINVAL);
+	assert_int_equal(rm_kernel_from_release(NULL, &k), -EINVAL);
+	assert_int_equal(k, RM_KERNEL_6_12);
+}
+
 static void test_xfs_punch_frees_past_eof(void **st)
 {
 	(void)st;
@@ -1452,6 +1606,11 @@ int main(void)
 		cmocka_unit_test(test_ext4_punch_beyond_eof_does_nothing),
 		cmocka_unit_test(test_ext4_punch_clipped_to_page_after_eof),
 		cmocka_unit_test(test_xfs_punch_frees_past_eof),
+		cmocka_unit_test(test_ext4_612_punch_past_page_aligned_eof_stops_at_eof),
+		cmocka_unit_test(test_ext4_612_punch_clamped_at_s_maxbytes_not_bitmap_limit),
+		cmocka_unit_test(test_vfs_612_refused_mode_mixes_are_eopnotsupp),
+		cmocka_unit_test(test_profile_names_versioned_and_aliases),
+		cmocka_unit_test(test_kernel_from_uname_release),
 		cmocka_unit_test(test_zero_range_aligned_interior_becomes_unwritten),
 		cmocka_unit_test(test_zero_range_without_keep_size_extends),
 		cmocka_unit_test(test_zero_range_partial_written_block_stays_data),
