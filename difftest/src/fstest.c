@@ -250,7 +250,8 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		}
 	}
 
-	struct rm_opts mo = { .profile = in->profile, .blocksize = in->blocksize, .strict = 1 };
+	struct rm_opts mo = { .profile = in->profile, .blocksize = in->blocksize,
+			      .kernel = in->kernel, .strict = 1 };
 	struct rm_file *m[DT_MAXFILES] = { 0 };
 	unsigned char *buf = malloc(DT_MAX_IO);
 	int rc = buf ? 0 : -ENOMEM;
@@ -266,7 +267,7 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		"# Copyright (c) rangeshift developers.  All Rights Reserved.\n#\n"
 		"# FS QA Test No. %03d\n#\n", num);
 	fprintf(t, "# Made by difftest --emit-fstest from %s (target %s, %s profile,\n"
-		"# %u-byte blocks).\n", in->source, in->target, rm_profile_name(in->profile),
+		"# %u-byte blocks).\n", in->source, in->target, rm_profile_name2(in->profile, in->kernel),
 		in->blocksize);
 	if (in->divergence)
 		fprintf(t, "# What difftest saw: %s\n", in->divergence);

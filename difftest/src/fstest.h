@@ -14,6 +14,7 @@ struct dt_fstest_in {
 	const char *source;	/* the op log's name, for the test's comment */
 	const char *target;	/* ext4, xfs or fusefs */
 	enum rm_profile profile;
+	enum rm_kernel kernel;	/* the kernel whose rules the log was run with */
 	uint32_t blocksize;
 	int nfiles;
 	const struct dt_op *ops;

@@ -560,7 +560,7 @@ static int do_emit_fstest(const char *dir, const char *log, const char *tspec)
 	}
 	if (f)
 		fclose(f);
-	if (rm_profile_parse(prof, &in.profile) || bs < 512 || bs > 65536 || (bs & (bs - 1))) {
+	if (rm_profile_parse2(prof, &in.profile, &in.kernel) || bs < 512 || bs > 65536 || (bs & (bs - 1))) {
 		fprintf(stderr, "difftest: %s: bad profile '%s' or block size %u in its header\n",
 			log, prof, bs);
 		free(ops);
