@@ -9,8 +9,8 @@
 #   5. build the patched Linux 6.1 and 6.12 kernels and initramfs (cached),
 #      boot each in QEMU and run the in-guest tests (vm/test-guest); the
 #      proposed kernel fixes (kernel-patches/fixes): checked, built, the
-#      emitted xfstests of difftest's findings on the 6.1 kernel with and
-#      without them, the seed tests on the fixed one
+#      emitted xfstests of difftest's findings on each kernel with and
+#      without them, the seed tests on the fixed 6.1 one
 #   6. a CI-sized difftest campaign against ext4, XFS and fusefs in QEMU,
 #      on each kernel
 #   7. the cheapest mutants of the mutation campaign, end to end, on each
@@ -63,6 +63,11 @@ unfixed=$(vm/build-kernel)
 vm/run --kernel "$unfixed" $(initrd_args "$unfixed") --timeout 900 -- /rangeshift/test-fstests unfixed
 vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 900 -- /rangeshift/test-fstests fixed
 vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 1800 -- /rangeshift/run-all test-seeds test-findings
+# the same emitted tests on 6.12, without and with fixes/6.12 (two boots)
+fixed=$(vm/build-kernel --kernel 6.12 --fixes)
+unfixed=$(vm/build-kernel --kernel 6.12)
+vm/run --kernel "$unfixed" $(initrd_args "$unfixed") --timeout 900 -- /rangeshift/test-fstests unfixed
+vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 900 -- /rangeshift/test-fstests fixed
 
 stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size), 6.1 and 6.12"
 out=$RANGESHIFT_CACHE/ci/difftest
