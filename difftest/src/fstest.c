@@ -33,18 +33,6 @@
 #define DT_FSTEST_MD5_MAX	(64LL << 20)
 #define DT_FSTEST_MAP_BLOCKS	64
 
-/* The xfs_io function whose perror() names a failing call of this kind. */
-static const char *perror_name(const struct dt_op *op)
-{
-	switch (op->kind) {
-	case DT_PWRITE: return "pwrite";
-	case DT_PREAD: return "pread";
-	case DT_TRUNCATE: return "ftruncate";
-	case DT_FSYNC: return "fsync";
-	default: return dt_kind_mode(op) >= 0 ? "fallocate" : NULL;
-	}
-}
-
 /* What the kernel answers for fallocate(2) on a rangeshift-fusefs file
  * before the server sees it (dt_t_fuse_front()): a target that looks
  * like a mounted fusefs, used only for that question. */
@@ -55,37 +43,23 @@ static int fuse_front(int mode, int64_t off, int64_t len)
 	return dt_t_fuse_front(&fuse, mode, off, len);
 }
 
-/* Apply op to the model files: its return value (bytes or 0, or -errno). */
+/* Apply op to the model files: its return value (bytes or 0, or -errno).
+ * The op table's model hooks, with the two calls a reproducer's size
+ * replay skips (pread, fsync) and the FUSE front for fusefs. */
 static int64_t model_op(const struct dt_fstest_in *in, struct rm_file *const *m,
 			const struct dt_op *op, unsigned char *buf)
 {
-	struct rm_file *f = m[op->file];
-	int64_t k;
+	const struct dt_opdesc *od = dt_opdesc_of(op->kind);
 	int err;
 
-	switch (op->kind) {
-	case DT_PWRITE:
-		dt_fill_pattern(buf, (size_t)op->len, op->pat);
-		return rm_pwrite(f, buf, (size_t)op->len, op->off);
-	case DT_PREAD:
-		return rm_pread(f, buf, (size_t)op->len, op->off);
-	case DT_MWRITE:
-		k = dt_mapped_len(op->off, op->len, rm_size(f));
-		dt_fill_pattern(buf, (size_t)k, op->pat);
-		return k ? rm_pwrite(f, buf, (size_t)k, op->off) : 0;
-	case DT_TRUNCATE:
-		return rm_truncate(f, op->off);
-	case DT_FSYNC:
-		return rm_fsync(f);
-	default:
-		break;
-	}
-	if (dt_kind_mode(op) < 0)
-		return 0;	/* mread, seeks, reopen, drop_caches, remount */
-	if (!strcmp(in->target, "fusefs") &&
+	if (op->kind == DT_PREAD)
+		return rm_pread(m[op->file], buf, (size_t)op->len, op->off);
+	if (op->kind == DT_FSYNC)
+		return rm_fsync(m[op->file]);
+	if (dt_kind_mode(op) >= 0 && !strcmp(in->target, "fusefs") &&
 	    (err = fuse_front(dt_kind_mode(op), op->off, op->len)))
 		return err;
-	return rm_fallocate(f, dt_kind_mode(op), op->off, op->len);
+	return od->model ? od->model(m, in->nfiles, op, buf) : 0;	/* mread, seeks, ... */
 }
 
 /* xfstests groups (doc/group-names.txt) that fit the ops. */
@@ -186,29 +160,6 @@ static void map_function(FILE *t)
 "}\n\n");
 }
 
-struct allowed {
-	FILE *t;
-	int64_t bs, lo, hi;
-};
-
-static int allowed_cb(void *ctx, const struct rm_run *r)
-{
-	struct allowed *a = ctx;
-
-	for (int64_t p = r->off; p < r->off + r->len && p >= r->off; p += a->bs) {
-		if (p < a->lo || p >= a->hi)
-			continue;
-		fputc(' ', a->t);
-		if (r->may & RM_DATA)
-			fputc('D', a->t);
-		if (r->may & RM_UNWRITTEN)
-			fputc('U', a->t);
-		if (r->may & RM_HOLE)
-			fputc('.', a->t);
-	}
-	return 0;
-}
-
 int dt_fstest_subdir(const char *target, const char **sub)
 {
 	if (!strcmp(target, "ext4") || !strcmp(target, "xfs"))
@@ -220,21 +171,12 @@ int dt_fstest_subdir(const char *target, const char **sub)
 	return 0;
 }
 
-int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
-		    char *err, size_t errn)
+/* Every op has an xfs_io form and a file of the test: 0, or -EINVAL with
+ * the first op that does not. */
+static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 {
-	const char *sub;
 	char cmd[512], line[256];
 
-	if (dt_fstest_subdir(in->target, &sub)) {
-		snprintf(err, errn, "target '%s': an xfstests test is made for ext4, xfs or fusefs",
-			 in->target);
-		return -EINVAL;
-	}
-	if (in->nfiles < 1 || in->nfiles > DT_MAXFILES) {
-		snprintf(err, errn, "%d files: want 1..%d", in->nfiles, DT_MAXFILES);
-		return -EINVAL;
-	}
 	for (size_t j = 0; j < in->n; j++) {
 		int r = dt_op_xfs_io(&in->ops[j], INT64_MAX, cmd, sizeof(cmd));
 		dt_op_format(&in->ops[j], line, sizeof(line));
@@ -249,20 +191,12 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
 
-	struct rm_opts mo = { .profile = in->profile, .blocksize = in->blocksize,
-			      .kernel = in->kernel, .strict = 1 };
-	struct rm_file *m[DT_MAXFILES] = { 0 };
-	unsigned char *buf = malloc(DT_MAX_IO);
-	int rc = buf ? 0 : -ENOMEM;
-	for (int i = 0; i < in->nfiles && !rc; i++)
-		rc = rm_file_new(&mo, &m[i]);
-	if (rc) {
-		snprintf(err, errn, "model: %s", strerror(-rc));
-		goto out;
-	}
-
-	/* the head: description, preamble, requirements */
+/* The head: description, preamble, requirements, the scratch files. */
+static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
+{
 	fprintf(t, "#! /bin/bash\n# SPDX-License-Identifier: GPL-2.0\n"
 		"# Copyright (c) rangeshift developers.  All Rights Reserved.\n#\n"
 		"# FS QA Test No. %03d\n#\n", num);
@@ -285,15 +219,20 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		in->blocksize);
 	for (int i = 0; i < in->nfiles; i++)
 		fprintf(t, "f%d=$SCRATCH_MNT/file%d\ntouch $f%d\n", i, i, i);
-	fprintf(o, "QA output created by %03d\n", num);
+}
 
-	/* the ops */
+/* The ops: each run in the test, its expected output from the model m. */
+static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
+		      struct rm_file *const *m, unsigned char *buf)
+{
+	char cmd[512], line[256];
+
 	for (size_t j = 0; j < in->n; j++) {
 		const struct dt_op *op = &in->ops[j];
 		int64_t size = rm_size(m[op->file]);
 		int r = dt_op_xfs_io(op, size, cmd, sizeof(cmd));
 		int64_t ret = model_op(in, m, op, buf);
-		const char *pn = perror_name(op);
+		const char *pn = dt_op_call(op);
 
 		dt_op_format(op, line, sizeof(line));
 		if (op->kind == DT_REMOUNT) {
@@ -322,8 +261,12 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		if (ret < 0 && pn)
 			fprintf(o, "%s: %s\n", pn, strerror((int)-ret));
 	}
+}
 
-	/* what the files hold */
+/* What the files hold: sizes, checksums, the map range, fsck. */
+static void write_files(FILE *t, FILE *o, const struct dt_fstest_in *in,
+			struct rm_file *const *m)
+{
 	fprintf(t, "\n");
 	for (int i = 0; i < in->nfiles; i++) {
 		char md5[33];
@@ -342,12 +285,11 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		int fi = in->map_file < in->nfiles ? in->map_file : 0;
 		if (hi - lo > DT_FSTEST_MAP_BLOCKS * bs)
 			hi = lo + DT_FSTEST_MAP_BLOCKS * bs;
-		struct allowed a = { .t = t, .bs = bs, .lo = lo, .hi = hi };
 		fprintf(t, "echo \"file%d blocks %" PRId64 "..%" PRId64 ": checked against the model\"\n",
 			fi, lo / bs, (hi - 1) / bs);
 		fprintf(t, "_check_block_states $f%d %" PRId64 " %" PRId64 " %" PRId64, fi, lo / bs,
 			(hi - 1) / bs, bs / 512);
-		rm_walk(m[fi], lo, hi, allowed_cb, &a);
+		dt_print_allowed(t, m[fi], bs, lo, hi);
 		fprintf(t, "\n");
 		fprintf(o, "file%d blocks %" PRId64 "..%" PRId64 ": checked against the model\n",
 			fi, lo / bs, (hi - 1) / bs);
@@ -355,11 +297,44 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 	if (in->fsck)
 		fprintf(t, "\n# the file system must be consistent (fsck is the oracle)\n"
 			"_check_scratch_fs\n");
-	fprintf(t, "\n# success, all done\nstatus=0\nexit\n");
-	rc = ferror(t) || ferror(o) ? -EIO : 0;
-	if (rc)
-		snprintf(err, errn, "write error");
-out:
+}
+
+int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
+		    char *err, size_t errn)
+{
+	const char *sub;
+
+	if (dt_fstest_subdir(in->target, &sub)) {
+		snprintf(err, errn, "target '%s': an xfstests test is made for ext4, xfs or fusefs",
+			 in->target);
+		return -EINVAL;
+	}
+	if (in->nfiles < 1 || in->nfiles > DT_MAXFILES) {
+		snprintf(err, errn, "%d files: want 1..%d", in->nfiles, DT_MAXFILES);
+		return -EINVAL;
+	}
+	if (check_ops(in, err, errn))
+		return -EINVAL;
+
+	struct rm_opts mo = { .profile = in->profile, .blocksize = in->blocksize,
+			      .kernel = in->kernel, .strict = 1 };
+	struct rm_file *m[DT_MAXFILES] = { 0 };
+	unsigned char *buf = malloc(DT_MAX_IO);
+	int rc = buf ? 0 : -ENOMEM;
+	for (int i = 0; i < in->nfiles && !rc; i++)
+		rc = rm_file_new(&mo, &m[i]);
+	if (rc) {
+		snprintf(err, errn, "model: %s", strerror(-rc));
+	} else {
+		write_head(t, in, num);
+		fprintf(o, "QA output created by %03d\n", num);
+		write_ops(t, o, in, m, buf);
+		write_files(t, o, in, m);
+		fprintf(t, "\n# success, all done\nstatus=0\nexit\n");
+		rc = ferror(t) || ferror(o) ? -EIO : 0;
+		if (rc)
+			snprintf(err, errn, "write error");
+	}
 	for (int i = 0; i < DT_MAXFILES; i++)
 		rm_file_free(m[i]);
 	free(buf);

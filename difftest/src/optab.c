@@ -14,6 +14,7 @@
 const struct dt_opdesc dt_ops[DT_NKINDS] = {
 	[DT_PWRITE] = {
 		.name = "pwrite", .cmd = "pwrite", .syntax = DT_SYN_PAT_RANGE,
+		.call = "pwrite",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_IO | DT_OPF_TOUCH | DT_OPF_GROW,
 		RANGE_OF(pat_range), .gen = dt_gen_io, .exec = dt_x_pwrite,
 		.xfs_io = dt_xio_pwrite, .model = dt_model_pwrite,
@@ -21,6 +22,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 	},
 	[DT_PREAD] = {
 		.name = "pread", .cmd = "pread", .syntax = DT_SYN_RANGE,
+		.call = "pread",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_IO,
 		RANGE_OF(range), .gen = dt_gen_io, .exec = dt_x_pread,
 		.xfs_io = dt_xio_pread, .reloc = dt_reloc_range,
@@ -40,6 +42,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 	},
 	[DT_TRUNCATE] = {
 		.name = "truncate", .cmd = "truncate", .syntax = DT_SYN_OFF,
+		.call = "ftruncate",
 		.mode = DT_MODE_NONE,
 		RANGE_OF(off), .gen = dt_gen_truncate, .exec = dt_x_truncate,
 		.xfs_io = dt_xio_off, .model = dt_model_truncate,
@@ -112,6 +115,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 	},
 	[DT_FSYNC] = {
 		.name = "fsync", .cmd = "fsync", .syntax = DT_SYN_FILE,
+		.call = "fsync",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
 		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_fsync,
 		.xfs_io = dt_xio_fsync, .reloc = dt_reloc_none,

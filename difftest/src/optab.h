@@ -61,6 +61,8 @@ struct dt_opdesc {
 	int8_t shift;		/* +1 insert range, -1 collapse range, 0 neither */
 	int mode;		/* fallocate mode word, DT_MODE_NONE or DT_MODE_OP */
 	unsigned flags;		/* DT_OPF_* */
+	const char *call;	/* the call xfs_io's perror() names when the op
+				 * fails; NULL: "fallocate" for mode words */
 
 	/* op.c: the log line (buf >= 128 bytes); parse the arguments a[0..na)
 	 * after the command into op (kind and file already set): 0, or
@@ -78,10 +80,11 @@ struct dt_opdesc {
 	/* script.c: the xfs_io "-c" arguments given the model size before
 	 * the op: 1, DT_XIO_NOTHING or DT_XIO_NONE */
 	int (*xfs_io)(const struct dt_op *op, int64_t size, char *buf, size_t n);
-	/* script.c: apply to a reproducer's model files m[0..nfiles) (NULL:
-	 * changes nothing); buf: DT_MAX_IO bytes of scratch */
-	void (*model)(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		      unsigned char *buf);
+	/* script.c, fstest.c: apply to a reproducer's model files
+	 * m[0..nfiles) (NULL: changes nothing); buf: DT_MAX_IO bytes of
+	 * scratch.  Returns the model's answer: bytes or 0, or -errno */
+	int64_t (*model)(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			 unsigned char *buf);
 	/* shiftmap.c: out = in with offsets through the file maps m */
 	void (*reloc)(struct dt_smap *m, const struct dt_op *in, struct dt_op *out);
 	/* cowlat.c: after the op succeeded (NULL: no effect): 0 or -ENOMEM */
@@ -101,6 +104,11 @@ int dt_op_equal(const struct dt_op *a, const struct dt_op *b);
 
 /* The xfs_io form of op (see dt_opdesc.xfs_io). */
 int dt_op_xfs_io(const struct dt_op *op, int64_t size, char *buf, size_t n);
+/* The call xfs_io names when op fails (dt_opdesc.call), or NULL. */
+const char *dt_op_call(const struct dt_op *op);
+/* Print, for each block of m in [lo, hi), " " and the states the model
+ * allows there (D data, U unwritten, . hole): a reproducer's map check. */
+void dt_print_allowed(FILE *f, struct rm_file *m, int64_t bs, int64_t lo, int64_t hi);
 
 /* ---- hooks (defined in the modules named) ---- */
 
@@ -155,11 +163,11 @@ int dt_xio_fsync(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_reflink(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_falloc(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_nothing(const struct dt_op *, int64_t, char *, size_t);
-void dt_model_pwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
-void dt_model_mwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
-void dt_model_truncate(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
-void dt_model_falloc(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
-void dt_model_reflink(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_pwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_mwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_truncate(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_falloc(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_reflink(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 
 /* shiftmap.c */
 void dt_reloc_none(struct dt_smap *, const struct dt_op *, struct dt_op *);

@@ -147,47 +147,54 @@ int dt_op_xfs_io(const struct dt_op *op, int64_t size, char *buf, size_t n)
 
 /* ---- the script's model (dt_ops[].model) ---- */
 
-void dt_model_pwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		     unsigned char *buf)
+int64_t dt_model_pwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			unsigned char *buf)
 {
 	(void)nfiles;
 	dt_fill_pattern(buf, (size_t)op->len, op->pat);
-	rm_pwrite(m[op->file], buf, (size_t)op->len, op->off);
+	return rm_pwrite(m[op->file], buf, (size_t)op->len, op->off);
 }
 
-void dt_model_mwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		     unsigned char *buf)
+int64_t dt_model_mwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			unsigned char *buf)
 {
 	int64_t k = dt_mapped_len(op->off, op->len, rm_size(m[op->file]));
 
 	(void)nfiles;
 	dt_fill_pattern(buf, (size_t)k, op->pat);
-	if (k)
-		rm_pwrite(m[op->file], buf, (size_t)k, op->off);
+	return k ? rm_pwrite(m[op->file], buf, (size_t)k, op->off) : 0;
 }
 
-void dt_model_truncate(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		       unsigned char *buf)
+int64_t dt_model_truncate(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			  unsigned char *buf)
 {
 	(void)nfiles;
 	(void)buf;
-	rm_truncate(m[op->file], op->off);
+	return rm_truncate(m[op->file], op->off);
 }
 
-void dt_model_falloc(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		     unsigned char *buf)
+int64_t dt_model_falloc(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			unsigned char *buf)
 {
 	(void)nfiles;
 	(void)buf;
-	rm_fallocate(m[op->file], dt_kind_mode(op), op->off, op->len);
+	return rm_fallocate(m[op->file], dt_kind_mode(op), op->off, op->len);
 }
 
-void dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_op *op,
-		      unsigned char *buf)
+int64_t dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			 unsigned char *buf)
 {
 	(void)buf;
 	if (op->src < nfiles && m[op->src])
-		rm_clone_range(m[op->file], m[op->src], op->soff, op->off, op->len);
+		return rm_clone_range(m[op->file], m[op->src], op->soff, op->off, op->len);
+	return 0;
+}
+
+const char *dt_op_call(const struct dt_op *op)
+{
+	const char *c = dt_opdesc_of(op->kind)->call;
+
+	return c ? c : dt_kind_mode(op) >= 0 ? "fallocate" : NULL;
 }
 
 /* ---- the script ---- */
@@ -387,15 +394,26 @@ struct allow_ctx {
 static int allow_cb(void *ctx, const struct rm_run *r)
 {
 	struct allow_ctx *a = ctx;
-	for (int64_t p = r->off; p < r->off + r->len; p += a->bs) {
+
+	for (int64_t p = r->off; p < r->off + r->len && p >= r->off; p += a->bs) {
 		if (p < a->lo || p >= a->hi)
 			continue;
 		fputc(' ', a->f);
-		if (r->may & RM_DATA) fputc('D', a->f);
-		if (r->may & RM_UNWRITTEN) fputc('U', a->f);
-		if (r->may & RM_HOLE) fputc('.', a->f);
+		if (r->may & RM_DATA)
+			fputc('D', a->f);
+		if (r->may & RM_UNWRITTEN)
+			fputc('U', a->f);
+		if (r->may & RM_HOLE)
+			fputc('.', a->f);
 	}
 	return 0;
+}
+
+void dt_print_allowed(FILE *f, struct rm_file *m, int64_t bs, int64_t lo, int64_t hi)
+{
+	struct allow_ctx a = { .f = f, .bs = bs, .lo = lo, .hi = hi };
+
+	rm_walk(m, lo, hi, allow_cb, &a);
 }
 
 static void verdict_map(const struct script *sc, int fi)
@@ -405,12 +423,11 @@ static void verdict_map(const struct script *sc, int fi)
 
 	if (hi - lo > 64 * bs)
 		hi = lo + 64 * bs;
-	struct allow_ctx a = { .f = f, .bs = bs, .lo = lo, .hi = hi };
 	fprintf(f, "# allowed states per block %" PRId64 "..%" PRId64 " (D data, U unwritten, . hole)\n",
 		lo / bs, (hi - 1) / bs);
 	fprintf(f, "allowed=\"");
 	if (sc->m[fi])
-		rm_walk(sc->m[fi], lo, hi, allow_cb, &a);
+		dt_print_allowed(f, sc->m[fi], bs, lo, hi);
 	fprintf(f, "\"\n");
 	fprintf(f, "$XFS_IO -r -c \"fiemap -v\" \"$F\"\n");
 	/* "[0..7]:" -> "0..7" by keeping digits and dots: busybox awk (the
