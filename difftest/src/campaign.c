@@ -347,7 +347,7 @@ static int step(struct trun *u, uint64_t j)
 	/* the last op of a run remounts (unless remount's weight is 0):
 	 * the on-disk checks (tree depth, fsck: depth.c) see the end state */
 	if (j + 1 == c->ops && c->ops > 1 && u->g.weights[DT_REMOUNT] &&
-	    !(u->g.disabled & (1u << DT_REMOUNT))) {
+	    !(u->g.disabled & DT_KBIT(DT_REMOUNT))) {
 		memset(&op, 0, sizeof(op));
 		op.kind = DT_REMOUNT;
 	}

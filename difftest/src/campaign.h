@@ -47,7 +47,7 @@ struct dt_tresult {
 	char notes[512];
 	char error[1024];
 	uint32_t blocksize;
-	uint32_t disabled;
+	uint64_t disabled;
 	double t0, seconds, shrink_seconds;	/* ops/s excludes shrinking */
 	uint64_t ops, divergences, enospc_resets, remount_fallbacks, syscalls;
 	uint64_t fresh_restored, fresh_mkfs;	/* struct dt_target */

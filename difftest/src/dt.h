@@ -52,6 +52,10 @@ enum dt_kind {
 	DT_NKINDS
 };
 
+/* One bit per kind in the per-target and per-generator masks. */
+#define DT_KBIT(k)	(UINT64_C(1) << (k))
+_Static_assert(DT_NKINDS <= 64, "kind masks are 64 bits wide");
+
 struct dt_op {
 	uint8_t kind;		/* enum dt_kind */
 	uint8_t file;		/* file index in the session */
@@ -93,7 +97,7 @@ const char *dt_errname(int err);		/* "EINVAL", "OK" for 0 */
 struct dt_gen {
 	uint64_t rng;
 	unsigned weights[DT_NKINDS];
-	uint32_t disabled;	/* bit per kind */
+	uint64_t disabled;	/* bit per kind */
 	int nfiles;
 	uint32_t bs;
 	int64_t maxbytes;
@@ -161,7 +165,7 @@ struct dt_target {
 	int mmap_ok;
 	int can_remount;		/* own mount point and root */
 	int global_drop;		/* echo 3 > /proc/sys/vm/drop_caches */
-	uint32_t disabled;		/* kinds this target cannot do (probe) */
+	uint64_t disabled;		/* kinds this target cannot do (probe) */
 	char probe_notes[512];
 	char mnt_dev[PATH_MAX], mnt_dir[PATH_MAX], mnt_type[64], mnt_opts[512];
 	struct dt_session *sessions;	/* open sessions (for remount) */

@@ -260,7 +260,7 @@ static void frag_block(struct dt_gen *g, const struct rm_file *f, int64_t size, 
 		int alt = w ? (chance(g, 80) ? DT_FALLOC_KEEP : DT_ZERO_KEEP) : DT_PWRITE;
 		if ((nbst & (w ? RM_DATA : RM_UNWRITTEN)) &&
 		    !(nbst & (w ? RM_UNWRITTEN : RM_DATA)) && g->weights[alt] &&
-		    !(g->disabled & (1u << alt)))
+		    !(g->disabled & DT_KBIT(alt)))
 			op->kind = (uint8_t)alt;
 	}
 }
@@ -333,7 +333,7 @@ static const struct frag_step {
 
 static int kind_on(const struct dt_gen *g, int k)
 {
-	return g->weights[k] && !(g->disabled & (1u << k));
+	return g->weights[k] && !(g->disabled & DT_KBIT(k));
 }
 
 /* A recipe step by weight; kinds whose weight is 0 or that the target
@@ -498,13 +498,13 @@ static int pick_kind(struct dt_gen *g)
 	uint64_t sum = 0;
 
 	for (int k = 0; k < DT_NKINDS; k++)
-		if (!(g->disabled & (1u << k)))
+		if (!(g->disabled & DT_KBIT(k)))
 			sum += g->weights[k];
 	if (!sum)
 		return DT_PREAD;
 	uint64_t r = rnd(g, sum);
 	for (int k = 0; k < DT_NKINDS; k++) {
-		if (g->disabled & (1u << k))
+		if (g->disabled & DT_KBIT(k))
 			continue;
 		if (r < g->weights[k])
 			return k;
@@ -783,7 +783,7 @@ static int stripe_op(struct dt_genctx *c, struct dt_op *op)
 	if (!chance(g, 60))
 		return 0;
 	int k = sk[rnd(g, 6)];
-	if (g->disabled & (1u << k))
+	if (g->disabled & DT_KBIT(k))
 		return 0;
 	op->kind = (uint8_t)k;
 	op->off = (int64_t)rnd(g, 2048) * 2 * g->bs;

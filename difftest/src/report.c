@@ -222,7 +222,7 @@ static void json_target_errnos(struct jb *b, json_t *o, const struct dt_tresult 
 
 	put(b, o, "disabled_kinds", dis);
 	for (int k = 0; dis && k < DT_NKINDS; k++)
-		if (t->disabled & (1u << k))
+		if (t->disabled & DT_KBIT(k))
 			put(b, dis, NULL, json_string(dt_kind_name(k)));
 	put(b, o, "errno", errs);
 	for (int k = 0; errs && k < DT_NKINDS; k++) {

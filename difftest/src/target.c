@@ -155,7 +155,7 @@ static void probe_ident_fiemap(struct dt_target *t, int fd, int64_t *bs)
 	if (!strcmp(t->fsname, "tmpfs")) {
 		/* shmem_fault() allocates a page for a read fault on a hole,
 		 * which SEEK_DATA then reports as data: not ext4/XFS behaviour */
-		t->disabled |= 1u << DT_MREAD;
+		t->disabled |= DT_KBIT(DT_MREAD);
 		strcat(t->probe_notes, "tmpfs: mread off (read faults fill holes); ");
 	}
 }
@@ -187,7 +187,7 @@ static int probe_falloc(struct dt_target *t, int fd, const char *buf, int64_t bs
 			re = raw_fallocate(t, fd, mode, bs, bs);
 		}
 		if (re == -EOPNOTSUPP && me != -EOPNOTSUPP) {
-			t->disabled |= 1u << kinds[i];
+			t->disabled |= DT_KBIT(kinds[i]);
 			char note[64];
 			snprintf(note, sizeof(note), "%s unsupported (off); ", dt_kind_name(kinds[i]));
 			add_note(t, note);
@@ -223,7 +223,7 @@ static void probe_reflink(struct dt_target *t, int fd, const char *path, const c
 		unlink(p2);
 	}
 	if (re != me) {
-		t->disabled |= 1u << DT_REFLINK;
+		t->disabled |= DT_KBIT(DT_REFLINK);
 		char note[96];
 		snprintf(note, sizeof(note), "reflink %s here (model: %s): off; ",
 			 dt_errname(re), dt_errname(me));
@@ -270,7 +270,7 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 	void *m = mmap(NULL, (size_t)bs, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		t->mmap_ok = 0;
-		t->disabled |= (1u << DT_MWRITE) | (1u << DT_MREAD);
+		t->disabled |= DT_KBIT(DT_MWRITE) | DT_KBIT(DT_MREAD);
 		strcat(t->probe_notes, "no shared writable mmap (mread/mwrite off); ");
 	} else {
 		t->mmap_ok = 1;
@@ -281,9 +281,9 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 	probe_reflink(t, fd, path, buf, bs);
 	/* Invalid mode words are only comparable when the fs implements every
 	 * mode the model does (vfs_fallocate() checks first, the fs after). */
-	if (t->disabled & ((1u << DT_ZERO) | (1u << DT_INSERT) | (1u << DT_COLLAPSE) |
-			   (1u << DT_UNSHARE) | (1u << DT_PUNCH)))
-		t->disabled |= 1u << DT_FMODE;
+	if (t->disabled & (DT_KBIT(DT_ZERO) | DT_KBIT(DT_INSERT) | DT_KBIT(DT_COLLAPSE) |
+			   DT_KBIT(DT_UNSHARE) | DT_KBIT(DT_PUNCH)))
+		t->disabled |= DT_KBIT(DT_FMODE);
 out:
 	close(fd);
 	unlink(path);
