@@ -49,8 +49,19 @@ enum dt_kind {
 	DT_FSYNC, DT_REOPEN, DT_DROP, DT_REMOUNT,
 	DT_SEEK_DATA, DT_SEEK_HOLE,
 	DT_REFLINK,		/* FICLONERANGE from file `src` (XFS; else EOPNOTSUPP) */
+	/* write-back points the generator chooses (fsync, drop caches and
+	 * remount are the others) */
+	DT_FDATASYNC,		/* fdatasync(2) */
+	DT_SYNC_RANGE,		/* sync_file_range(2), flags in `mode` (DT_SR_*) */
+	DT_FIEMAP_SYNC,		/* FS_IOC_FIEMAP with FIEMAP_FLAG_SYNC of [off, off+len) */
 	DT_NKINDS
 };
+
+/* sync_file_range(2) flags, Linux's values (include/uapi/linux/fs.h) */
+#define DT_SR_WAIT_BEFORE	1u
+#define DT_SR_WRITE		2u
+#define DT_SR_WAIT_AFTER	4u
+#define DT_SR_VALID		7u
 
 /* One bit per kind in the per-target and per-generator masks. */
 #define DT_KBIT(k)	(UINT64_C(1) << (k))
@@ -60,7 +71,8 @@ struct dt_op {
 	uint8_t kind;		/* enum dt_kind */
 	uint8_t file;		/* file index in the session */
 	uint8_t pat;		/* data byte of pwrite/mwrite (never 0) */
-	int32_t mode;		/* fallocate mode word (DT_FMODE; derived otherwise) */
+	int32_t mode;		/* fallocate mode word (DT_FMODE; derived otherwise);
+				 * sync_file_range flags (DT_SYNC_RANGE) */
 	int64_t off;		/* offset; new size for truncate; dst offset of reflink */
 	int64_t len;
 	uint8_t src;		/* DT_REFLINK: source file index */
@@ -139,6 +151,8 @@ void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 		 int64_t maxbytes);
 int dt_weights_parse(unsigned *w, const char *spec, char *err, size_t errn);
 void dt_weights_default(unsigned *w);
+/* Set the write-back points' weights of the observer-free discipline. */
+void dt_weights_writeback(unsigned *w);
 /* Next op; `models` are the session's model files (read only).  live[i]
  * says which files may be chosen. */
 void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
@@ -246,6 +260,9 @@ int dt_t_truncate(struct dt_session *s, int i, int64_t size);
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len);
 int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t len);
 int dt_t_fsync(struct dt_session *s, int i);
+int dt_t_fdatasync(struct dt_session *s, int i);
+/* sync_file_range(fd[i], off, len, flags): 0 or -errno. */
+int dt_t_sync_range(struct dt_session *s, int i, int64_t off, int64_t len, unsigned flags);
 /* ioctl(fd[i], FICLONERANGE, {fd[src], soff, len, off}): 0 or -errno. */
 int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len);
 int dt_t_reopen(struct dt_session *s, int i);
@@ -262,6 +279,10 @@ int64_t dt_t_lseek(struct dt_session *s, int i, int64_t off, int whence);
  * returns the count or -errno. */
 int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		    struct rm_extent **ext, size_t *cap);
+/* The same with FIEMAP_FLAG_SYNC whatever the discipline (the fiemap_sync
+ * op: a write-back of the whole file, fiemap_prep()). */
+int64_t dt_t_fiemap_sync(struct dt_session *s, int i, int64_t start, int64_t len,
+			 struct rm_extent **ext, size_t *cap);
 
 /* depth.c: on-disk checks while a target is unmounted */
 /* Run argv (PATH lookup) with stdout+stderr into out (NUL-terminated,
@@ -281,6 +302,9 @@ int dt_fsck_verdict(const char *fstype, int status);
 void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *runs, int n);
 
 /* exec.c: the oracle */
+/* sync_file_range(2)'s answer by ksys_sync_file_range()'s argument checks:
+ * 0 or -EINVAL. */
+int dt_sync_range_check(int64_t off, int64_t len, unsigned flags);
 enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_NKINDS };
 const char *dt_divkind_name(int k);
 

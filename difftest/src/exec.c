@@ -275,9 +275,10 @@ static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
 	return DV_NONE;
 }
 
-/* Check the map of [lo, hi) (hi INT64_MAX: to the end of both maps). */
-static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
-		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+/* Check the map of [lo, hi) (hi INT64_MAX: to the end of both maps);
+ * sync: FIEMAP_FLAG_SYNC whatever the discipline (the fiemap_sync op). */
+static int check_map_how(struct dt_exec *x, int i, int64_t lo, int64_t hi,
+			 const struct dt_op *op, uint64_t opno, struct dt_div *d, int sync)
 {
 	struct dt_session *s = x->s;
 	struct rm_file *m = s->model[i];
@@ -304,8 +305,9 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 	if (lo >= maxb)
 		return DV_NONE;
 	double t0 = now();
-	int64_t ne = dt_t_fiemap(s, i, lo, hi == INT64_MAX ? INT64_MAX : hi - lo,
-				 &x->ext, &x->extcap);
+	int64_t flen = hi == INT64_MAX ? INT64_MAX : hi - lo;
+	int64_t ne = sync ? dt_t_fiemap_sync(s, i, lo, flen, &x->ext, &x->extcap)
+			  : dt_t_fiemap(s, i, lo, flen, &x->ext, &x->extcap);
 	x->map_sec += now() - t0;
 	x->ext_n = ne > 0 ? ne : 0;
 	x->map_calls++;
@@ -337,6 +339,12 @@ static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		return DV_MAP;
 	}
 	return sweep_map(x, i, ne, bs, op, opno, d);
+}
+
+static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	return check_map_how(x, i, lo, hi, op, opno, d, 0);
 }
 
 /* ---- data ---- */
@@ -924,6 +932,58 @@ int dt_x_fsync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 
 	count(x, op->kind, tr);
 	return ret_div(d, op->file, opno, op, mr, tr);
+}
+
+int dt_x_fdatasync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int64_t mr = rm_fsync(x->s->model[op->file]);
+	int64_t tr = dt_t_fdatasync(x->s, op->file);
+
+	count(x, op->kind, tr);
+	return ret_div(d, op->file, opno, op, mr, tr);
+}
+
+/* ksys_sync_file_range() (fs/sync.c) refuses, in this order, unknown flags,
+ * a negative offset, and a range whose end (offset + nbytes) is negative or
+ * before its start (a negative nbytes, or an overflow past LLONG_MAX):
+ * EINVAL; nbytes 0 means "to the end of the file". */
+int dt_sync_range_check(int64_t off, int64_t len, unsigned flags)
+{
+	if (flags & ~DT_SR_VALID)
+		return -EINVAL;
+	if (off < 0 || len < 0 || len > INT64_MAX - off)
+		return -EINVAL;
+	return 0;
+}
+
+int dt_x_sync_range(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	unsigned fl = (unsigned)op->mode;
+	int64_t mr = dt_sync_range_check(op->off, op->len, fl);
+	int64_t tr = dt_t_sync_range(x->s, op->file, op->off, op->len, fl);
+
+	count(x, op->kind, tr);
+	return ret_div(d, op->file, opno, op, mr, tr);
+}
+
+/* FIEMAP with FIEMAP_FLAG_SYNC over [off, off+len) as an op: the kernel
+ * writes the whole file back first (fiemap_prep() ->
+ * filemap_write_and_wait()), then maps the range, which is checked
+ * against the model.  Ranges the call would refuse (a negative offset, a
+ * length <= 0: fiemap_prep()'s EINVAL, an offset past s_maxbytes: EFBIG)
+ * are never generated; in a hand-written log they check from 0 and to the
+ * end of the file. */
+int dt_x_fiemap_sync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	int64_t lo = op->off < 0 ? 0 : op->off;
+	int64_t hi = op->len <= 0 ? INT64_MAX : rm_sat_add(lo, op->len);
+
+	count(x, op->kind, 0);
+	if (!x->s->t->fiemap)
+		return DV_NONE;
+	x->pend[i] = 0;		/* this check covers what was pending */
+	return check_map_how(x, i, lo, hi, op, opno, d, 1);
 }
 
 int dt_x_reopen(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)

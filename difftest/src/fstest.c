@@ -92,7 +92,8 @@ static void groups(FILE *t, const struct dt_op *ops, size_t n)
 static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 {
 	static const char *const cmds[] = { "falloc", "fpunch", "fzero", "finsert",
-					    "fcollapse", "funshare", "mmap", "fiemap" };
+					    "fcollapse", "funshare", "mmap", "fiemap",
+					    "sync_range" };
 	char cmd[512];
 
 	fprintf(t, "_require_scratch\n");
@@ -248,9 +249,11 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 			fprintf(t, "\n# op %zu: %s (nothing to run)\n", j + 1, line);
 			continue;
 		}
-		if (op->kind == DT_SEEK_DATA || op->kind == DT_SEEK_HOLE) {
-			/* several answers may be right (rm_lseek_ok()): run it,
-			 * do not print it */
+		if (op->kind == DT_SEEK_DATA || op->kind == DT_SEEK_HOLE ||
+		    op->kind == DT_FIEMAP_SYNC) {
+			/* several answers may be right (rm_lseek_ok()), a
+			 * fiemap's names physical blocks: run it, do not
+			 * print it */
 			fprintf(t, "\n# op %zu: %s\n$XFS_IO_PROG %s $f%d > /dev/null 2>&1\n",
 				j + 1, line, cmd, op->file);
 			continue;

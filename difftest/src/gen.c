@@ -59,6 +59,20 @@ void dt_weights_default(unsigned *w)
 	memcpy(w, def, sizeof(def));
 }
 
+/* The write-back points' weights when the checks do not write back
+ * (without --map-sync): they decide how long dirty pages, delayed
+ * allocations and CoW staging live.  With --map-sync every map check
+ * writes back anyway, and the defaults above (fdatasync, sync_range and
+ * fiemap_sync 0) keep the op stream of a seed what it was before these
+ * kinds existed. */
+void dt_weights_writeback(unsigned *w)
+{
+	w[DT_FSYNC] = 8;
+	w[DT_FDATASYNC] = 4;
+	w[DT_SYNC_RANGE] = 6;
+	w[DT_FIEMAP_SYNC] = 3;
+}
+
 int dt_weights_parse(unsigned *w, const char *spec, char *err, size_t errn)
 {
 	unsigned tmp[DT_NKINDS];
@@ -684,6 +698,33 @@ void dt_gen_reflink(struct dt_genctx *c, struct dt_op *op)
 	case 5: op->src = op->file; op->off = op->soff; break;	/* overlap */
 	default: break;
 	}
+}
+
+/* sync_file_range: xfs_io's flag sets (none of -a -b -w means WRITE, so
+ * every set has a bit: 1..7), over ranges like any other op's, errno
+ * edges included (a negative or overflowing range is EINVAL). */
+void dt_gen_sync_range(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+
+	op->mode = (int32_t)(1 + rnd(g, DT_SR_VALID));
+	op->off = pick_off(g, c->f, c->size);
+	op->len = pick_len(g, op->off, c->size, 0);
+}
+
+/* FIEMAP_FLAG_SYNC as an op: a range FIEMAP accepts (offset in
+ * [0, s_maxbytes), length >= 1), mostly inside the file. */
+void dt_gen_fiemap_sync(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+
+	op->off = pick_off(g, c->f, c->size);
+	if (op->off < 0 || op->off >= g->maxbytes)
+		op->off = 0;
+	op->len = chance(g, 30) ? rm_sat_add(c->size, g->bs) - op->off
+				: pick_len(g, op->off, c->size, 1);
+	if (op->len < 1)
+		op->len = g->bs;
 }
 
 /* The op's file: a live one, and the fragmenter for ~40% of the ops (its

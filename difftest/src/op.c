@@ -15,7 +15,7 @@
 
 #include "optab.h"
 
-#define MAX_WORDS 8	/* the longest line has 6 ("f0 reflink f1 SOFF OFF LEN") */
+#define MAX_WORDS 8	/* the longest line has 7 ("f0 sync_range -a -b -w OFF LEN") */
 
 /* ---- render ---- */
 
@@ -57,6 +57,16 @@ void dt_fmt_reflink(const struct dt_opdesc *od, const struct dt_op *op, char *bu
 {
 	snprintf(buf, n, "f%d %s f%d %" PRId64 " %" PRId64 " %" PRId64, op->file, od->cmd,
 		 op->src, op->soff, op->off, op->len);
+}
+
+/* xfs_io's sync_range flags: -a WAIT_AFTER, -b WAIT_BEFORE, -w WRITE */
+void dt_fmt_sync_range(const struct dt_opdesc *od, const struct dt_op *op, char *buf, size_t n)
+{
+	unsigned fl = (unsigned)op->mode;
+
+	snprintf(buf, n, "f%d %s%s%s%s %" PRId64 " %" PRId64, op->file, od->cmd,
+		 fl & DT_SR_WAIT_AFTER ? " -a" : "", fl & DT_SR_WAIT_BEFORE ? " -b" : "",
+		 fl & DT_SR_WRITE ? " -w" : "", op->off, op->len);
 }
 
 void dt_op_format(const struct dt_op *op, char *buf, size_t n)
@@ -205,6 +215,26 @@ int dt_parse_reflink(const struct dt_opdesc *od, char *const *a, int na, struct 
 	return 0;
 }
 
+/* Flags as xfs_io's sync_range takes them ("-a", "-b", "-w", or grouped
+ * "-abw"), then OFF LEN; no flag means SYNC_FILE_RANGE_WRITE, as in
+ * xfs_io (sync_range_f()). */
+int dt_parse_sync_range(const struct dt_opdesc *od, char *const *a, int na, struct dt_op *op,
+			char *err, size_t errn)
+{
+	unsigned fl = 0;
+	int k = 0;
+
+	for (; k < na && a[k][0] == '-' && a[k][1] && strspn(a[k] + 1, "abw") == strlen(a[k] + 1);
+	     k++)
+		for (const char *c = a[k] + 1; *c; c++)
+			fl |= *c == 'a' ? DT_SR_WAIT_AFTER : *c == 'b' ? DT_SR_WAIT_BEFORE : DT_SR_WRITE;
+	if (nargs(od, na - k, 2, err, errn) || num(od, a[k], &op->off, err, errn) ||
+	    num(od, a[k + 1], &op->len, err, errn))
+		return -EINVAL;
+	op->mode = (int32_t)(fl ? fl : DT_SR_WRITE);
+	return 0;
+}
+
 /* Split copy (a copy of the line) into words: their count, or -EINVAL. */
 static int words(const char *line, char *copy, size_t cn, char **w, char *err, size_t errn)
 {
@@ -318,7 +348,7 @@ int dt_op_equal(const struct dt_op *a, const struct dt_op *b)
 	return a->file == b->file && (syn == DT_SYN_FILE || a->off == b->off) &&
 	       (syn < DT_SYN_RANGE || a->len == b->len) &&
 	       (syn != DT_SYN_PAT_RANGE || a->pat == b->pat) &&
-	       (syn != DT_SYN_MODE_RANGE || a->mode == b->mode) &&
+	       ((syn != DT_SYN_MODE_RANGE && syn != DT_SYN_SYNC_RANGE) || a->mode == b->mode) &&
 	       (syn != DT_SYN_REFLINK || (a->src == b->src && a->soff == b->soff));
 }
 

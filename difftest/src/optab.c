@@ -158,6 +158,30 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.xfs_io = dt_xio_reflink, .model = dt_model_reflink,
 		.reloc = dt_reloc_reflink,
 	},
+	[DT_FDATASYNC] = {
+		.name = "fdatasync", .cmd = "fdatasync", .syntax = DT_SYN_FILE,
+		.call = "fdatasync",
+		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
+		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_fdatasync,
+		.xfs_io = dt_xio_fsync, .reloc = dt_reloc_none,
+	},
+	[DT_SYNC_RANGE] = {
+		.name = "sync_range", .cmd = "sync_range", .syntax = DT_SYN_SYNC_RANGE,
+		.call = "sync_file_range",
+		.mode = DT_MODE_NONE, .flags = DT_OPF_SETTLE,
+		.log_format = dt_fmt_sync_range, .log_parse = dt_parse_sync_range,
+		.gen = dt_gen_sync_range, .exec = dt_x_sync_range,
+		.xfs_io = dt_xio_sync_range, .model = dt_model_sync_range,
+		.reloc = dt_reloc_range,
+	},
+	[DT_FIEMAP_SYNC] = {
+		/* xfs_io's fiemap asks for FIEMAP_FLAG_SYNC */
+		.name = "fiemap_sync", .cmd = "fiemap", .syntax = DT_SYN_RANGE,
+		.call = "fiemap",
+		.mode = DT_MODE_NONE, .flags = DT_OPF_SETTLE,
+		RANGE_OF(range), .gen = dt_gen_fiemap_sync, .exec = dt_x_fiemap_sync,
+		.xfs_io = dt_xio_fiemap_sync, .reloc = dt_reloc_range,
+	},
 };
 
 /* A kind outside the table (a corrupt op): refused where it would run. */

@@ -32,6 +32,7 @@ enum dt_syntax {
 	DT_SYN_PAT_RANGE,	/* "f0 pwrite -S PAT OFF LEN" */
 	DT_SYN_MODE_RANGE,	/* "f0 fmode MODE OFF LEN" */
 	DT_SYN_REFLINK,		/* "f0 reflink fS SOFF OFF LEN" */
+	DT_SYN_SYNC_RANGE,	/* "f0 sync_range [-a] [-b] [-w] OFF LEN" (xfs_io's flags) */
 };
 
 /* Per-kind facts (dt_opdesc.flags). */
@@ -120,12 +121,14 @@ void dt_fmt_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t
 void dt_fmt_pat_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 void dt_fmt_mode_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 void dt_fmt_reflink(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
+void dt_fmt_sync_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 int dt_parse_none(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_off(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_range(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_pat_range(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_mode_range(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_reflink(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
+int dt_parse_sync_range(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 
 /* gen.c */
 void dt_gen_io(struct dt_genctx *, struct dt_op *);
@@ -137,6 +140,8 @@ void dt_gen_fmode(struct dt_genctx *, struct dt_op *);
 void dt_gen_shift(struct dt_genctx *, struct dt_op *);
 void dt_gen_seek(struct dt_genctx *, struct dt_op *);
 void dt_gen_reflink(struct dt_genctx *, struct dt_op *);
+void dt_gen_sync_range(struct dt_genctx *, struct dt_op *);
+void dt_gen_fiemap_sync(struct dt_genctx *, struct dt_op *);
 
 /* exec.c */
 int dt_x_pwrite(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
@@ -146,6 +151,9 @@ int dt_x_mread(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *
 int dt_x_truncate(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_falloc(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_fsync(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_fdatasync(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_sync_range(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_fiemap_sync(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_reopen(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_drop(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_remount(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
@@ -160,6 +168,8 @@ int dt_xio_mwrite(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_mread(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_off(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_fsync(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_sync_range(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_fiemap_sync(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_reflink(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_falloc(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_nothing(const struct dt_op *, int64_t, char *, size_t);
@@ -168,6 +178,7 @@ int64_t dt_model_mwrite(struct rm_file *const *, int, const struct dt_op *, unsi
 int64_t dt_model_truncate(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_falloc(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_reflink(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_sync_range(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 
 /* shiftmap.c */
 void dt_reloc_none(struct dt_smap *, const struct dt_op *, struct dt_op *);

@@ -72,11 +72,31 @@ int dt_xio_off(const struct dt_op *op, int64_t size, char *buf, size_t n)
 	return 1;
 }
 
+/* fsync, fdatasync: the log's own command */
 int dt_xio_fsync(const struct dt_op *op, int64_t size, char *buf, size_t n)
 {
-	(void)op;
 	(void)size;
-	snprintf(buf, n, "-c \"fsync\"");
+	snprintf(buf, n, "-c \"%s\"", dt_opdesc_of(op->kind)->cmd);
+	return 1;
+}
+
+/* xfs_io: sync_range [-a] [-b] [-w] off len (the log's own syntax) */
+int dt_xio_sync_range(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	char line[160];
+
+	(void)size;
+	dt_op_format(op, line, sizeof(line));
+	snprintf(buf, n, "-c \"%s\"", strchr(line, ' ') + 1);
+	return 1;
+}
+
+/* xfs_io's fiemap asks for FIEMAP_FLAG_SYNC: the write-back is the op; its
+ * extent list goes to /dev/null with the rest of xfs_io's output */
+int dt_xio_fiemap_sync(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "-c \"fiemap %" PRId64 " %" PRId64 "\"", op->off, op->len);
 	return 1;
 }
 
@@ -188,6 +208,15 @@ int64_t dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_o
 	if (op->src < nfiles && m[op->src])
 		return rm_clone_range(m[op->file], m[op->src], op->soff, op->off, op->len);
 	return 0;
+}
+
+int64_t dt_model_sync_range(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			    unsigned char *buf)
+{
+	(void)m;
+	(void)nfiles;
+	(void)buf;
+	return dt_sync_range_check(op->off, op->len, (unsigned)op->mode);
 }
 
 const char *dt_op_call(const struct dt_op *op)

@@ -148,8 +148,10 @@ static void probe_ident_fiemap(struct dt_target *t, int fd, int64_t *bs)
 			free(rf);
 		}
 	}
-	if (!t->fiemap)
-		strcat(t->probe_notes, "no FIEMAP (map checks off); ");
+	if (!t->fiemap) {
+		t->disabled |= DT_KBIT(DT_FIEMAP_SYNC);
+		strcat(t->probe_notes, "no FIEMAP (map checks and fiemap_sync off); ");
+	}
 	else if (t->fiemap == 2)
 		strcat(t->probe_notes, "maps via RS_IOC_FIEMAP; ");
 	if (!strcmp(t->fsname, "tmpfs")) {
@@ -736,7 +738,28 @@ int dt_t_fsync(struct dt_session *s, int i)
 {
 	if (s->t->type != DT_T_FD)
 		return rm_fsync(FAKE(s, i));
-	return fsync(s->fd[i]) < 0 ? neg_errno() : 0;
+	if (fsync(s->fd[i]) < 0)
+		return neg_errno();
+	s->mdirty[i] = 0;	/* (see dt_t_fdatasync()) */
+	return 0;
+}
+
+int dt_t_fdatasync(struct dt_session *s, int i)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_fsync(FAKE(s, i));
+	if (fdatasync(s->fd[i]) < 0)
+		return neg_errno();
+	/* fuse_fsync() waited for the server's copy (see rs_fiemap()) */
+	s->mdirty[i] = 0;
+	return 0;
+}
+
+int dt_t_sync_range(struct dt_session *s, int i, int64_t off, int64_t len, unsigned flags)
+{
+	if (s->t->type != DT_T_FD)
+		return dt_sync_range_check(off, len, flags);
+	return sync_file_range(s->fd[i], off, len, flags) < 0 ? neg_errno() : 0;
 }
 
 int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len)
@@ -1052,7 +1075,7 @@ static void *fm_buffer(struct dt_session *s)
 
 /* rangeshift-fusefs's own map, RS_IOC_FIEMAP, over [start, end). */
 static int64_t rs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end,
-			 struct rm_extent **ext, size_t *cap)
+			 struct rm_extent **ext, size_t *cap, int sync)
 {
 	struct rs_ioc_fiemap *rf = fm_buffer(s);
 	int64_t n = 0, pos = start;
@@ -1072,7 +1095,7 @@ static int64_t rs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 	 * a FUSE_FSYNC round trip to the server, is done when file i
 	 * had an mmap write since its last one, not on every map
 	 * check. */
-	if (!s->t->fiemap_nosync && s->mdirty[i]) {
+	if (sync && s->mdirty[i]) {
 		fdatasync(s->fd[i]);
 		s->mdirty[i] = 0;
 	}
@@ -1096,7 +1119,7 @@ static int64_t rs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 
 /* The kernel's FS_IOC_FIEMAP over [start, end) (end INT64_MAX: to the end). */
 static int64_t fs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end,
-			 struct rm_extent **ext, size_t *cap)
+			 struct rm_extent **ext, size_t *cap, int sync)
 {
 	struct fiemap *fm = fm_buffer(s);
 	uint64_t pos = (uint64_t)start;
@@ -1112,7 +1135,7 @@ static int64_t fs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 		/* The model's states are those after write-back (refmodel.h):
 		 * FIEMAP_FLAG_SYNC writes dirty pages first (ioctl_fiemap() ->
 		 * filemap_write_and_wait()), as xfs_io's fiemap does. */
-		fm->fm_flags = s->t->fiemap_nosync ? 0 : FIEMAP_FLAG_SYNC;
+		fm->fm_flags = sync ? FIEMAP_FLAG_SYNC : 0;
 		if (ioctl(s->fd[i], FS_IOC_FIEMAP, fm) < 0)
 			return neg_errno();
 		for (uint32_t j = 0; j < fm->fm_mapped_extents; j++) {
@@ -1141,14 +1164,26 @@ static int64_t fs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 	}
 }
 
-int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
-		    struct rm_extent **ext, size_t *cap)
+static int64_t fiemap_of(struct dt_session *s, int i, int64_t start, int64_t len,
+			 struct rm_extent **ext, size_t *cap, int sync)
 {
 	if (len <= 0)
 		return 0;
 	if (s->t->type != DT_T_FD)
 		return model_fiemap(s, i, start, len, ext, cap);
 	int64_t end = len >= INT64_MAX - start ? INT64_MAX : start + len;
-	return s->t->fiemap == 2 ? rs_fiemap(s, i, start, end, ext, cap)
-				 : fs_fiemap(s, i, start, end, ext, cap);
+	return s->t->fiemap == 2 ? rs_fiemap(s, i, start, end, ext, cap, sync)
+				 : fs_fiemap(s, i, start, end, ext, cap, sync);
+}
+
+int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
+		    struct rm_extent **ext, size_t *cap)
+{
+	return fiemap_of(s, i, start, len, ext, cap, !s->t->fiemap_nosync);
+}
+
+int64_t dt_t_fiemap_sync(struct dt_session *s, int i, int64_t start, int64_t len,
+			 struct rm_extent **ext, size_t *cap)
+{
+	return fiemap_of(s, i, start, len, ext, cap, 1);
 }

@@ -89,6 +89,7 @@ static void test_op_roundtrip(void **state)
 	assert_int_equal(rm_pwrite(m[1], data, sizeof(data), 0), (ssize_t)sizeof(data));
 	dt_gen_init(&g, 42, 2, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;	/* opt-in by default; its syntax is tested too */
+	dt_weights_writeback(g.weights);	/* so are the write-back points' */
 	int seen[DT_NKINDS] = { 0 };
 	for (int k = 0; k < 20000; k++) {
 		struct dt_op a, b;
@@ -100,12 +101,14 @@ static void test_op_roundtrip(void **state)
 			b.file = a.file;	/* global ops carry no file */
 		if (a.kind != DT_PWRITE && a.kind != DT_MWRITE)
 			b.pat = a.pat;
-		if (a.kind != DT_FMODE)
+		if (a.kind != DT_FMODE && a.kind != DT_SYNC_RANGE)
 			b.mode = a.mode;
-		if (a.kind == DT_FSYNC || a.kind == DT_REOPEN || dt_kind_is_global(a.kind) ||
+		if (a.kind == DT_FSYNC || a.kind == DT_FDATASYNC || a.kind == DT_REOPEN ||
+		    dt_kind_is_global(a.kind) ||
 		    a.kind == DT_TRUNCATE || a.kind == DT_SEEK_DATA || a.kind == DT_SEEK_HOLE)
 			b.len = a.len;
-		if (a.kind == DT_FSYNC || a.kind == DT_REOPEN || dt_kind_is_global(a.kind))
+		if (a.kind == DT_FSYNC || a.kind == DT_FDATASYNC || a.kind == DT_REOPEN ||
+		    dt_kind_is_global(a.kind))
 			b.off = a.off;
 		assert_memory_equal(&a, &b, sizeof(a));
 	}

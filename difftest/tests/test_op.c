@@ -100,6 +100,8 @@ static void test_roundtrip_every_kind(void **state)
 					op.pat = (uint8_t)(a % 2 ? 255 : 1 + b);
 				if (od->syntax == DT_SYN_MODE_RANGE)
 					op.mode = modes[(a + b) % 5];
+				if (od->syntax == DT_SYN_SYNC_RANGE)
+					op.mode = 1 + (a + b) % 7;	/* xfs_io's flag sets */
 				if (od->syntax == DT_SYN_REFLINK) {
 					op.src = (uint8_t)(DT_MAXFILES - 1 - a);
 					op.soff = nums[(a + 1) % nn];
@@ -124,6 +126,7 @@ static void test_roundtrip_generated(void **state)
 		assert_int_equal(rm_file_new(&o, &m[i]), 0);
 	dt_gen_init(&g, 99, 3, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;
+	dt_weights_writeback(g.weights);	/* fdatasync, sync_range, fiemap_sync */
 	for (int k = 0; k < 20000; k++) {
 		struct dt_op op;
 		dt_gen_next(&g, m, live, &op);
@@ -175,6 +178,11 @@ static void test_malformed(void **state)
 		{ "remount f0", "takes 0 arguments" },
 		{ "f0 fsync now", "takes 0 arguments" },
 		{ "f0 pwrite -S 1 0 1 2 3 4", "too many words" },
+		{ "f0 sync_range 0", "takes 2 arguments, got 1" },
+		{ "f0 sync_range -x 0 4096", "takes 2 arguments, got 3" },
+		{ "f0 sync_range -a 0 4096 1", "takes 2 arguments, got 3" },
+		{ "f0 fdatasync 0", "takes 0 arguments" },
+		{ "f0 fiemap 0", "takes 2 arguments, got 1" },
 	};
 	char err[256];
 
@@ -207,6 +215,18 @@ static void test_malformed(void **state)
 	assert_int_equal(op.mode, -1);
 	assert_int_equal(dt_op_parse("f0 truncate -9223372036854775808", &op, err, sizeof(err)), 0);
 	assert_true(op.off == INT64_MIN);
+	/* sync_range: xfs_io's flags, grouped or not; none means WRITE
+	 * (xfs_io's sync_range_f()); a negative number is no flag */
+	assert_int_equal(dt_op_parse("f1 sync_range 0 4096", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.kind, DT_SYNC_RANGE);
+	assert_int_equal(op.mode, DT_SR_WRITE);
+	assert_int_equal(dt_op_parse("f1 sync_range -abw 4096 0", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.mode, DT_SR_VALID);
+	assert_int_equal(op.off, 4096);
+	assert_int_equal(dt_op_parse("f1 sync_range -b -a -1 5", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.mode, DT_SR_WAIT_BEFORE | DT_SR_WAIT_AFTER);
+	assert_int_equal(op.off, -1);
+	assert_int_equal(op.len, 5);
 }
 
 static void test_xfs_io(void **state)
@@ -229,6 +249,11 @@ static void test_xfs_io(void **state)
 		{ "f0 truncate -1", 0, DT_XIO_NONE, NULL },
 		{ "f1 reflink f2 0 4096 8192", 0, 1, "-c \"reflink -q $F2 0 4096 8192\"" },
 		{ "f0 fsync", 0, 1, "-c \"fsync\"" },
+		{ "f0 fdatasync", 0, 1, "-c \"fdatasync\"" },
+		{ "f0 sync_range -b 0 4096", 0, 1, "-c \"sync_range -b 0 4096\"" },
+		{ "f0 sync_range 4096 0", 0, 1, "-c \"sync_range -w 4096 0\"" },
+		{ "f0 sync_range -a 0 -1", 0, DT_XIO_NONE, NULL },
+		{ "f0 fiemap 0 8192", 0, 1, "-c \"fiemap 0 8192\"" },
 		{ "f0 reopen", 0, DT_XIO_NOTHING, "" },
 		{ "remount", 0, DT_XIO_NOTHING, "" },
 	};
