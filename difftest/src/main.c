@@ -26,6 +26,7 @@
 
 #include "campaign.h"
 #include "fstest.h"
+#include "race.h"
 #include "rm_vec.h"
 
 #ifndef DT_SOURCE_DIR
@@ -105,6 +106,9 @@ static void usage(FILE *f)
 "                         model's (target from LOG's header unless -t)\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
+"      --threads N        the concurrent mode: windows of N ops (2..4) at once on one\n"
+"                         file, judged against every serial order (--threads --help)\n"
+"      --race-replay LOG  run a concurrent-mode reproducer again (--repeat RUNSxLOOPS)\n"
 "      --vm               run in QEMU through difftest-vm (without -t: ext4, xfs, fusefs;\n"
 "                         builds the kernel on first use, needs root)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -1087,6 +1091,17 @@ static int run_campaign(struct cli *a, const char *json)
 	return bad ? 1 : fatal ? 2 : 0;
 }
 
+/* The concurrent mode's test: a guest target not mounted here. */
+static int race_needs_vm(const char *target)
+{
+	char mp[64];
+
+	if (!is_guest_target(target))
+		return 0;
+	snprintf(mp, sizeof(mp), "/mnt/%s", target);
+	return !mounted_at(mp);
+}
+
 /* Guest targets not mounted here: the run belongs to difftest-vm. */
 static int needs_vm(const struct cli *a)
 {
@@ -1110,6 +1125,11 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--vm-", 5))
 			return exec_vm_wrapper(argv);
+	/* --threads N / --race-replay: the concurrent mode (race.c) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--threads") || !strncmp(argv[i], "--threads=", 10) ||
+		    !strcmp(argv[i], "--race-replay") || !strncmp(argv[i], "--race-replay=", 14))
+			return dt_race_main(argc, argv, race_needs_vm, exec_vm_wrapper);
 	if ((rc = parse_args(&a, argc, argv)) >= 0)
 		return rc;
 	if (a.merge)
