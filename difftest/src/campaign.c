@@ -112,6 +112,7 @@ static void add_div(struct dt_campaign *c, struct dt_tresult *r, const struct dt
 	set_point(&e->orig, d);
 	e->window_ops = window;
 	e->shrink_result = result;
+	e->replays = sr ? sr->replays : -1;
 	if (sr) {
 		e->shrink_tests = sr->tests;
 		e->shrink_complete = result == DT_SHRUNK && sr->complete;
@@ -177,12 +178,14 @@ static void shrink_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 			fprintf(stderr, "difftest: the shrunk log did not diverge again when re-tested "
 				"(the target is flaky here); writing the unshrunk log of %zu ops\n", n);
 		else if (rc == -EAGAIN)
-			fprintf(stderr, "difftest: the divergence does not reproduce on fresh files from "
-				"the last %zu ops (it depends on earlier state); writing the unshrunk "
-				"log\n", n);
+			fprintf(stderr, "difftest: the divergence does not replay: the window of %zu ops, "
+				"run again on a fresh file system, did not diverge the same way (it "
+				"depends on state outside the log, or the target is not deterministic); "
+				"\"replays\": false, writing the whole window unshrunk\n", n);
 		else
 			fprintf(stderr, "difftest: shrinking failed (%s); writing the unshrunk log of "
 				"%zu ops\n", strerror(-rc), n);
+		d->no_replay = !sr.replays && rc == -EAGAIN;
 		dt_write_repro(dir, t, nfiles, w, n, d, c->seed);
 		add_div(c, r, d, dir, n, sr.flaky ? DT_SHRINK_FLAKY : rc == -EAGAIN ?
 			DT_SHRINK_NO_REPRO : DT_SHRINK_ERROR, &sr);

@@ -34,6 +34,7 @@ struct dt_divrec {
 	struct dt_divpoint orig;	/* in the campaign's run */
 	size_t window_ops;		/* ops of the window the shrink started from */
 	int shrink_result;		/* enum dt_shrink_result */
+	int replays;			/* the window replayed: 1, 0; -1 not tried (--no-shrink) */
 	struct dt_divpoint shrunk;	/* in the shrunk log (DT_SHRUNK) */
 	size_t shrunk_ops;		/* its length (DT_SHRUNK) */
 	uint64_t shrink_tests;

@@ -160,7 +160,9 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 
 /* target.c */
 enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
-enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO };
+enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO,
+		DT_F_FLAKY };
+#define DT_FLAKY_AT	300	/* faulty:flaky: the pwrite that fails (once) */
 
 struct dt_session;
 struct dt_target {
@@ -184,6 +186,7 @@ struct dt_target {
 	char mnt_dev[PATH_MAX], mnt_dir[PATH_MAX], mnt_type[64], mnt_opts[512];
 	struct dt_session *sessions;	/* open sessions (for remount) */
 	unsigned counter;		/* unique file names */
+	uint64_t flaky_writes;		/* faulty:flaky: pwrites so far */
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
@@ -318,6 +321,7 @@ struct dt_div {
 	int exp_byte, act_byte;
 	int64_t map_lo, map_hi;	/* range whose maps differ (DV_MAP) */
 	int64_t exp_ret, act_ret;	/* DV_RET of an op's result: model's, target's */
+	int no_replay;		/* the whole log did not diverge again (reports say so) */
 	char *picture;		/* malloc'd: expected vs actual maps */
 	struct dt_mapsnap *snap;	/* malloc'd: both whole-file maps (mapshtml.c) */
 };
@@ -472,6 +476,9 @@ struct dt_shrink_res {
 	double seconds;
 	int complete;		/* 1-minimal reached within budget */
 	int flaky;		/* shrunk, then did not fail when re-tested */
+	int replays;		/* the whole log, run once more first, diverged
+				 * again (same kind, same file): 1, else 0 and
+				 * nothing was shrunk (-EAGAIN) */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
  * divergence (with *d), DV_NONE if clean (d->snap: the last op's file's

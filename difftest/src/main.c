@@ -53,7 +53,8 @@ static void usage(FILE *f)
 "        PROFILE: ext4-6.1 xfs-6.1 ext4-6.12 xfs-6.12 bytes (ext4, xfs: the 6.1 ones);\n"
 "                 unnamed, the kernel rules are the running kernel's (uname -r)\n"
 "        faulty:KIND[:PROFILE] TEST ONLY: a model that misbehaves on purpose; KIND is\n"
-"                              insert-off-by-one, lost-unwritten or wrong-errno\n"
+"                              insert-off-by-one, lost-unwritten, wrong-errno or\n"
+"                              flaky (one pwrite fails once: a divergence that does not replay)\n"
 "      --weights K=V,...  op mix (kinds: pwrite pread mwrite mread truncate falloc\n"
 "                         falloc_keep punch zero zero_keep insert collapse unshare fmode\n"
 "                         fsync reopen drop_caches remount seek_data seek_hole reflink\n"
@@ -700,6 +701,8 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 				  2000, 300, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
 		       !k ? "" : sr.flaky ? " (flaky: these ops diverged once, not when re-tested)"
+		       : k == -EAGAIN && !sr.replays ? " (replays: false: the log, run once more, "
+		       "did not diverge the same way: unshrunk)"
 		       : " (did not reproduce as a whole: unshrunk)");
 		for (size_t j = 0; j < sr.nops; j++) {
 			dt_op_format(&sr.ops[j], line, sizeof(line));

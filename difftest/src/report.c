@@ -274,6 +274,10 @@ static json_t *json_div(struct jb *b, const struct dt_divrec *d)
 	put(b, o, "reproducer", jstring(d->dir));
 	put(b, o, "original", json_point(b, &d->orig));
 	put(b, o, "window_ops", jcount(b, d->window_ops));
+	/* did the window, run once more on a fresh file system, diverge
+	 * again (null: not tried, --no-shrink)?  false: the reproducer is
+	 * the whole window, never a shrunk log that may fail otherwise */
+	put(b, o, "replays", d->replays < 0 ? json_null() : json_boolean(d->replays));
 	put(b, o, "shrink", sh);
 	if (sh) {
 		put(b, sh, "result", json_string(shrink_result_name[res]));

@@ -60,9 +60,12 @@ static void div_picture(struct dt_exec *x, struct dt_div *d)
 
 /* shifted (or NULL): shifted[j] = 1 when op j is an insert or collapse
  * that changed the model file's size, for shiftmap.c. */
+/* only_file >= 0: a divergence on another file replaces that file by a
+ * fresh one and the run goes on, as the campaign did when it met it (a
+ * window can hold another file's divergence and its ops after it). */
 static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_t n,
 		   const struct dt_opts *o, struct dt_div *d, uint64_t *ndiv, size_t *next,
-		   uint8_t *shifted)
+		   uint8_t *shifted, int only_file)
 {
 	int rc = DV_NONE;
 	size_t j;
@@ -84,6 +87,15 @@ static int run_ops(struct dt_exec *x, int nfiles, const struct dt_op *ops, size_
 			dt_div_free(d);
 			memset(d, 0, sizeof(*d));
 			rc = DV_NONE;
+		} else if (rc > 0 && only_file >= 0 && d->file != only_file &&
+			   d->file >= 0 && d->file < x->s->nfiles) {
+			int f = d->file;
+			dt_div_free(d);
+			memset(d, 0, sizeof(*d));
+			x->pend[f] = 0;
+			dt_cowlat_reset(&x->s->cow[f]);
+			if ((rc = dt_session_reset_file(x->s, f)) > 0)
+				rc = DV_NONE;
 		}
 	}
 	*next = j;
@@ -126,7 +138,7 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		return rc;
 	}
 	size_t next;
-	rc = run_ops(&x, nfiles, ops, n, o, &d, ndiv, &next, NULL);
+	rc = run_ops(&x, nfiles, ops, n, o, &d, ndiv, &next, NULL, -1);
 	if (rc)
 		snprintf(err, errn, "%s", d.msg[0] ? d.msg : strerror(-rc));
 	dt_div_free(&d);
@@ -139,7 +151,7 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
  * (--replay's maps.html of a log that no longer diverges) */
 static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		   size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at,
-		   uint8_t *shifted, int snap_clean)
+		   uint8_t *shifted, int snap_clean, int only_file)
 {
 	struct dt_session *s;
 	struct dt_exec x;
@@ -157,7 +169,7 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		return rc;
 	}
 	size_t j;
-	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j, shifted);
+	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j, shifted, only_file);
 	if (rc > 0) {
 		j--;
 	} else if (!rc) {
@@ -186,7 +198,7 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	       size_t n, const struct dt_opts *o, struct dt_div *d, size_t *stop_at)
 {
-	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL, 1);
+	return run_log(t, nfiles, ops, n, o, d, stop_at, NULL, 1, -1);
 }
 
 /* The shrinker's predicate (ddmin.h): a candidate fails when it shows a
@@ -248,7 +260,7 @@ static int shrink_fails(void *ctx, const struct dt_op *ops, size_t n, size_t *ne
 			c->tests, n, c->last_note - c->t0);
 	}
 	journal_candidate(c, ops, n);
-	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, c->cand_sh, 0);
+	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, c->cand_sh, 0, -1);
 	/* a wrong result must stay one of the same op: any op has errno
 	 * edges, and "some op returns a wrong errno" let mutant 03's wrong
 	 * insert slip to an unrelated 1-op mread the clean kernel fails too */
@@ -308,6 +320,26 @@ static int try_one_file(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int 
 	return rc;
 }
 
+/* The whole log run once: 1 when it diverges as the campaign saw (the
+ * kind being shrunk, on the same file; for a wrong result, of the same
+ * op kind), 0 when not, or -errno.  Another file's divergence on the way
+ * restarts that file, as in the campaign.  Where it diverges may differ
+ * from the campaign's op, since the full checks of a window fall
+ * elsewhere. */
+static int replays(struct shrink_ctx *c, const struct dt_op *ops, size_t n, int file)
+{
+	struct dt_div d;
+	size_t stop = n;
+
+	c->tests++;
+	journal_candidate(c, ops, n);
+	int rc = run_log(c->t, c->nfiles, ops, n, c->o, &d, &stop, NULL, 0, file);
+	int same = rc == c->kind && d.file == file &&
+		   (c->kind != DV_RET || (int)d.op.kind == c->op_kind);
+	dt_div_free(&d);
+	return rc < 0 ? rc : same;
+}
+
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	      size_t n, int file, int kind, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, const char *journal,
@@ -341,11 +373,23 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	}
 	memcpy(r->ops, ops, n * sizeof(*r->ops));
 	r->nops = n;
+	/* First the whole log once more, on a fresh file system: a
+	 * divergence that does not come back (of the same kind, on the same
+	 * file) depends on something outside the log (write-back the kernel
+	 * started by itself, the allocator's history, a flaky target), and
+	 * every candidate would then test something else: ddmin could
+	 * "shrink" it to a sequence that fails for another reason.  It is
+	 * reported as not replaying, with the whole log, unshrunk. */
+	if ((rc = replays(&c, r->ops, r->nops, file)) <= 0) {
+		if (!rc)
+			rc = -EAGAIN;
+		goto out;
+	}
+	r->replays = 1;
 	if (nfiles > 1 && (rc = try_one_file(&c, r->ops, &r->nops, file)) < 0)
 		goto out;
-	/* ddmin's first test is the log as given: if it does not fail, the
-	 * divergence depends on history outside the log (e.g. the
-	 * allocator's state): reported unshrunk.  That run also tells which
+	/* ddmin's first test is the log as given (it replayed above, so it
+	 * fails unless the target is flaky).  That run also tells which
 	 * shifts took effect, for shiftmap.c. */
 	rc = dt_ddmin(&dd, r->ops, &r->nops, &res);
 	r->nfiles = c.nfiles;
@@ -486,6 +530,9 @@ int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 	if (!(f = fopen(path, "w")))
 		return -errno;
 	fprintf(f, "# divergence (%s): %s\n", dt_divkind_name(d->kind), d->msg);
+	if (d->no_replay)
+		fprintf(f, "# replays: false (run again on a fresh file system, this log did not "
+			"diverge the same way: kept whole, not shrunk)\n");
 	dt_log_write(f, t, nfiles, ops, n, seed);
 	fclose(f);
 
@@ -505,6 +552,9 @@ int dt_write_repro(const char *dir, struct dt_target *t, int nfiles,
 		t->name, t->fsname, rm_profile_name2(t->mopts.profile, t->mopts.kernel),
 		dt_divkind_name(d->kind),
 		d->opno, line, d->msg);
+	if (d->no_replay)
+		fprintf(f, "replays: false: run again on a fresh file system, the whole log did not "
+			"diverge the same way; the reproducer is the whole log, unshrunk\n");
 	if (d->byte_off >= 0)
 		fprintf(f, "first differing byte: offset %" PRId64 " (block %" PRId64 "), expected 0x%02x, actual %s%02x\n",
 			d->byte_off, d->byte_off / t->mopts.blocksize, d->exp_byte,

@@ -304,6 +304,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		{ "insert-off-by-one", DT_F_INSERT_OBO },
 		{ "lost-unwritten", DT_F_LOST_UNWRITTEN },
 		{ "wrong-errno", DT_F_WRONG_ERRNO },
+		{ "flaky", DT_F_FLAKY },
 	};
 
 	if (p2) {
@@ -323,7 +324,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 			i++;
 		if (i == sizeof(faults) / sizeof(faults[0])) {
 			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-				 "lost-unwritten, wrong-errno)", kind);
+				 "lost-unwritten, wrong-errno, flaky)", kind);
 			return -EINVAL;
 		}
 		t->fault = faults[i].f;
@@ -624,7 +625,14 @@ int dt_session_reset_file(struct dt_session *s, int i)
 
 ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
 {
-	if (s->t->type != DT_T_FD)
+	struct dt_target *t = s->t;
+
+	/* faulty:flaky fails its DT_FLAKY_AT-th pwrite (counted over the
+	 * target's life, every session) with EIO, once: a divergence that
+	 * no replay shows again */
+	if (t->fault == DT_F_FLAKY && ++t->flaky_writes == DT_FLAKY_AT)
+		return -EIO;
+	if (t->type != DT_T_FD)
 		return rm_pwrite(FAKE(s, i), b, n, off);
 	ssize_t r = pwrite(s->fd[i], b, n, off);
 	return r < 0 ? neg_errno() : r;

@@ -83,8 +83,8 @@ static void test_report_roundtrip(void **state)
 	struct dt_tresult r[2] = { { .blocksize = 4096, .ops = 500, .seconds = 2, .cpu = -1 },
 				   { .blocksize = 4096, .ops = 500, .seconds = 3, .cpu = 1 } };
 	struct dt_divrec d[2] = { { .window_ops = 90, .shrink_result = DT_SHRUNK, .shrunk_ops = 3,
-				    .shrink_tests = 40, .shrink_complete = 1 },
-				  { .window_ops = 12, .shrink_result = DT_SHRINK_OFF } };
+				    .shrink_tests = 40, .shrink_complete = 1, .replays = 1 },
+				  { .window_ops = 12, .shrink_result = DT_SHRINK_OFF, .replays = -1 } };
 	snprintf(r[0].name, sizeof(r[0].name), "model");
 	snprintf(r[1].name, sizeof(r[1].name), "faulty:wrong-errno");
 	snprintf(r[1].notes, sizeof(r[1].notes), "quote \" and\nnewline");
@@ -114,13 +114,15 @@ static void test_report_roundtrip(void **state)
 	assert_non_null(strstr(out, "{\"target\":\"faulty:wrong-errno\",\"reproducer\":\"out/div-1\","
 				    "\"original\":{\"kind\":\"map\",\"file\":1,\"op_index\":77,"
 				    "\"op\":\"f1finsert40964096\",\"message\":\"map:run\"},"
-				    "\"window_ops\":90,\"shrink\":{\"result\":\"shrunk\",\"runs\":40,"
+				    "\"window_ops\":90,\"replays\":true,"
+				    "\"shrink\":{\"result\":\"shrunk\",\"runs\":40,"
 				    "\"complete\":true,\"seconds\":0.0},\"shrunk\":{\"kind\":\"map\","
 				    "\"file\":0,\"op_index\":2,\"op\":\"f0finsert04096\","
 				    "\"message\":\"map:shrunk\",\"ops\":3}}"));
 	assert_non_null(strstr(out, "\"original\":{\"kind\":\"return\",\"file\":3,\"op_index\":11,"
 				    "\"op\":\"f3fcollapse04096\",\"message\":\"return:run\"},"
-				    "\"window_ops\":12,\"shrink\":{\"result\":\"off\",\"runs\":0,"
+				    "\"window_ops\":12,\"replays\":null,"
+				    "\"shrink\":{\"result\":\"off\",\"runs\":0,"
 				    "\"complete\":false,\"seconds\":0.0},\"shrunk\":null}"));
 	free(out);
 	free(text);

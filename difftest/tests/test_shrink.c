@@ -370,6 +370,27 @@ static void test_errors(void **state)
 
 /* The shrunk reproducers of `difftest -t faulty:insert-off-by-one -N 20000
  * -S 7`, as the shrinker made them before ddmin.c (and must still). */
+/* How many times what occurs in the file dir/name (0 when unreadable). */
+static int count_in(const char *dir, const char *name, const char *what)
+{
+	char path[300], *buf;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	buf = calloc(1, 1 << 22);
+	if (buf) {
+		buf[fread(buf, 1, (1 << 22) - 1, f)] = 0;
+		for (const char *p = buf; (p = strstr(p, what)); p++)
+			n++;
+	}
+	free(buf);
+	fclose(f);
+	return n;
+}
+
 static void test_golden_faulty(void **state)
 {
 	(void)state;
@@ -397,6 +418,50 @@ static void test_golden_faulty(void **state)
 		fclose(f);
 		assert_string_equal(got, want[k]);
 	}
+	/* each replayed as a whole before it was shrunk */
+	assert_int_equal(count_in(dir, "out/report.json", "\"replays\": true"), 3);
+	assert_int_equal(count_in(dir, "out/report.json", "\"replays\": false"), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A divergence that does not come back when its log runs again
+ * (faulty:flaky fails one pwrite, once in the target's life) is reported
+ * as not replaying, with the whole window as its reproducer: nothing is
+ * shrunk, so no reproducer can fail for another reason. */
+static void test_not_replaying(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dt-noreplay-XXXXXX", cmd[1024], path[300], line[512];
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "timeout 300 %s -t faulty:flaky -N 3000 -S 1 -q --out %s/out "
+		 "2>%s/err", DIFFTEST_BIN, dir, dir);
+	int st = system(cmd);
+	assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	assert_int_equal(count_in(dir, "out/report.json", "\"replays\": false"), 1);
+	assert_int_equal(count_in(dir, "out/report.json", "\"result\": \"not_reproduced\""), 1);
+	assert_int_equal(count_in(dir, "out/report.json", "\"shrunk\": null"), 1);
+	assert_int_equal(count_in(dir, "err", "does not replay"), 1);
+	/* the reproducer is the whole window, ending with the failed pwrite */
+	snprintf(path, sizeof(path), "%s/out/div-faulty_flaky-1/ops.log", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t ops = 0, hdr = 0;
+	char last[512] = "";
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#') {
+			hdr += strstr(line, "# replays: false") != NULL;
+			continue;
+		}
+		ops++;
+		snprintf(last, sizeof(last), "%s", line);
+	}
+	fclose(f);
+	assert_int_equal(hdr, 1);
+	snprintf(line, sizeof(line), "\"window_ops\": %zu,", ops);
+	assert_int_equal(count_in(dir, "out/report.json", line), 1);
+	assert_non_null(strstr(last, " pwrite "));
+	assert_true(ops > 1);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -414,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_flaky),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_golden_faulty),
+		cmocka_unit_test(test_not_replaying),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
