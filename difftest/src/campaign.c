@@ -270,6 +270,9 @@ static int open_target(struct trun *u, const char *spec)
 			c->prefix, spec, dt_errname(pin));
 	}
 	r->blocksize = u->t->mopts.blocksize;
+	if (u->t->has_cfg)
+		dt_config_name(&u->t->cfg, r->config, sizeof(r->config));
+	snprintf(r->mount_options, sizeof(r->mount_options), "%s", u->t->mnt_opts);
 	if (c->no_remount)
 		u->t->can_remount = 0;
 	u->t->fiemap_nosync = c->fiemap_nosync;

@@ -45,6 +45,9 @@ struct dt_divrec {
 struct dt_tresult {
 	char name[PATH_MAX + 32];
 	char fsname[32], profile[16];
+	/* the guest file system's configuration (config.h, "" for dir:/model:
+	 * targets) and the mount options /proc/mounts shows for it */
+	char config[128], mount_options[512];
 	char notes[512];
 	char error[1024];
 	uint32_t blocksize;

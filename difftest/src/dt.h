@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "refmodel.h"
 /* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
  * every "x + small" on them saturates (rm_sat_add) instead of overflowing. */
@@ -171,6 +172,11 @@ struct dt_target {
 	enum dt_fault fault;
 	char dir[PATH_MAX];
 	char fsname[32];		/* statfs-derived or fstype */
+	/* the guest file system's configuration (config.h): named in the
+	 * spec (ext4:bs=1024, ...) or the default of ext4/xfs/fusefs; checked
+	 * against the mount.  has_cfg 0: a dir:/model:/faulty: target */
+	struct dt_config cfg;
+	int has_cfg;
 	struct rm_opts mopts;		/* model options (profile, kernel, bs, maxbytes) */
 	enum rm_kernel kernel;		/* the running kernel (uname -r), or the model's */
 	char kernel_note[160];		/* how mopts.kernel was chosen, for the log */

@@ -163,13 +163,40 @@ static void map_function(FILE *t)
 
 int dt_fstest_subdir(const char *target, const char **sub)
 {
-	if (!strcmp(target, "ext4") || !strcmp(target, "xfs"))
-		*sub = target;
-	else if (!strcmp(target, "fusefs"))
-		*sub = "generic";	/* FUSE: no file-system-specific directory */
-	else
+	struct dt_config c;
+	char err[256];
+
+	/* ext4, xfs, fusefs with or without a configuration (config.h) */
+	if (dt_config_parse(target, &c, err, sizeof(err)))
 		return -EINVAL;
+	/* FUSE: no file-system-specific directory */
+	*sub = c.fs == DT_CFS_FUSEFS ? "generic" : dt_config_fsname(c.fs);
 	return 0;
+}
+
+/* The scratch file system of the target's configuration: mkfs options
+ * besides the block size, and mount options. */
+static void write_mkfs_mount(FILE *t, const struct dt_fstest_in *in)
+{
+	struct dt_config c;
+	char err[256], mk[128] = "", mo[64] = "", name[128] = "";
+
+	if (!dt_config_parse(in->target, &c, err, sizeof(err))) {
+		dt_config_name(&c, name, sizeof(name));
+		dt_config_mount(&c, mo, sizeof(mo));
+		if (c.fs == DT_CFS_XFS && (!c.reflink || c.rmapbt))
+			snprintf(mk, sizeof(mk), "-m reflink=%d,rmapbt=%d", c.reflink, c.rmapbt);
+	}
+	if (mk[0] || mo[0])
+		fprintf(t, "# configuration %s\n", name);
+	/* the model's answers hold for its block size (s_maxbytes, alignment) */
+	if (mk[0])
+		fprintf(t, "MKFS_OPTIONS=\"$MKFS_OPTIONS %s\" ", mk);
+	fprintf(t, "_scratch_mkfs_blocksized %u >> $seqres.full 2>&1\n", in->blocksize);
+	/* in MOUNT_OPTIONS, so that _scratch_cycle_mount keeps them */
+	if (mo[0])
+		fprintf(t, "MOUNT_OPTIONS=\"$MOUNT_OPTIONS -o %s\"\n", mo);
+	fprintf(t, "_scratch_mount\n\n");
 }
 
 /* Every op has an xfs_io form and a file of the test: 0, or -EINVAL with
@@ -215,9 +242,7 @@ static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
 	fprintf(t, "\n");
 	if (in->map_hi > in->map_lo)
 		map_function(t);
-	/* the model's answers hold for its block size (s_maxbytes, alignment) */
-	fprintf(t, "_scratch_mkfs_blocksized %u >> $seqres.full 2>&1\n_scratch_mount\n\n",
-		in->blocksize);
+	write_mkfs_mount(t, in);
 	for (int i = 0; i < in->nfiles; i++)
 		fprintf(t, "f%d=$SCRATCH_MNT/file%d\ntouch $f%d\n", i, i, i);
 }

@@ -48,6 +48,9 @@ static void usage(FILE *f)
 "        ext4 | xfs | fusefs   the guest mounts /mnt/ext4, /mnt/xfs, /mnt/fusefs (on the\n"
 "                              host a run over them boots the patched kernel in QEMU\n"
 "                              through difftest-vm: only when named, or with --vm)\n"
+"        ext4:CONFIG, xfs:CONFIG, fusefs[:xfs][:CONFIG]  the same, made and mounted with\n"
+"                              a configuration (ext4:bs=1024,data=journal, xfs:reflink=0,\n"
+"                              fusefs:xfs:bs=1024; --configs lists the options)\n"
 "        dir:PATH[:PROFILE]    any directory; profile (ext4|xfs|bytes) from statfs f_type\n"
 "        model[:PROFILE]       the model against itself (must be clean)\n"
 "        PROFILE: ext4-6.1 xfs-6.1 ext4-6.12 xfs-6.12 bytes (ext4, xfs: the 6.1 ones);\n"
@@ -110,6 +113,10 @@ static void usage(FILE *f)
 "      --threads N        the concurrent mode: windows of N ops (2..4) at once on one\n"
 "                         file, judged against every serial order (--threads --help)\n"
 "      --race-replay LOG  run a concurrent-mode reproducer again (--repeat RUNSxLOOPS)\n"
+"      --configs          list the configurations (mkfs and mount options) and exit\n"
+"      --boot-plan        print the guest boots the -t targets need, one line each:\n"
+"                         MKFS_EXT4|MOUNT_EXT4|MKFS_XFS|MOUNT_XFS|FUSEFS_OPTS|TARGETS\n"
+"                         (difftest-vm boots once per line)\n"
 "      --vm               run in QEMU through difftest-vm (without -t: ext4, xfs, fusefs;\n"
 "                         builds the kernel on first use, needs root)\n"
 "      --vm-*             options of difftest-vm (guest runs from the host; see difftest-vm --help)\n"
@@ -132,9 +139,18 @@ static int parse_count(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int is_guest_target(const char *t)
+/* ext4, xfs, fusefs, with or without a configuration (config.h); *mnt:
+ * its mount point in the guest */
+static int is_guest_target(const char *t, const char **mnt)
 {
-	return !strcmp(t, "ext4") || !strcmp(t, "xfs") || !strcmp(t, "fusefs");
+	struct dt_config c;
+	char err[256];
+
+	if (dt_config_parse(t, &c, err, sizeof(err)))
+		return 0;
+	if (mnt)
+		*mnt = dt_config_mnt(&c);
+	return 1;
 }
 
 static int mounted_at(const char *dir)
@@ -653,8 +669,8 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 
 	if (load_log(log, tspec, &ops, &n, &nfiles, target, sizeof(target)))
 		return 2;
-	if (is_guest_target(target) && !mounted_at(strcmp(target, "ext4") ? strcmp(target, "xfs") ?
-						   "/mnt/fusefs" : "/mnt/xfs" : "/mnt/ext4")) {
+	const char *mnt;
+	if (is_guest_target(target, &mnt) && !mounted_at(mnt)) {
 		free(ops);
 		return -1;	/* caller hands over to the VM */
 	}
@@ -735,6 +751,7 @@ struct cli {
 	struct dt_campaign c;
 	const char *targets[32];
 	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run, vm;
+	int configs, boot_plan;	/* --configs, --boot-plan */
 	const char *replay, *json, *crash_log;
 	const char *expected;	/* --expected */
 	struct dt_xdiffs xd;
@@ -777,6 +794,8 @@ static const struct option long_opts[] = {
 	{ "expected", required_argument, NULL, 'E' },
 	{ "strict", no_argument, NULL, 'A' },
 	{ "emit-fstest", required_argument, NULL, 'e' },
+	{ "configs", no_argument, NULL, 'k' },
+	{ "boot-plan", no_argument, NULL, 'p' },
 	{ 0 }
 };
 
@@ -940,6 +959,8 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'h': usage(stdout); exit(0);
 	case 'V': printf("difftest version %s\n", RS_VERSION); exit(0);
 	case 'v': a->vm = 1; return 0;
+	case 'k': a->configs = 1; return 0;
+	case 'p': a->boot_plan = 1; return 0;
 	}
 	usage(stderr);
 	return 2;
@@ -1097,24 +1118,37 @@ static int run_campaign(struct cli *a, const char *json)
 /* The concurrent mode's test: a guest target not mounted here. */
 static int race_needs_vm(const char *target)
 {
-	char mp[64];
+	const char *mnt;
 
-	if (!is_guest_target(target))
+	if (!is_guest_target(target, &mnt))
 		return 0;
-	snprintf(mp, sizeof(mp), "/mnt/%s", target);
-	return !mounted_at(mp);
+	return !mounted_at(mnt);
+}
+
+/* --boot-plan -t T...: the guest boots the targets need, one line each
+ * (config.h, dt_config_plan_print()), for difftest-vm. */
+static int do_boot_plan(const struct cli *a)
+{
+	static struct dt_plan_boot boots[DT_PLAN_MAX];
+	char err[512];
+	int n;
+
+	if (dt_config_plan(a->targets, a->ntargets, boots, &n, err, sizeof(err))) {
+		fprintf(stderr, "difftest: --boot-plan: %s\n", err);
+		return 2;
+	}
+	for (int b = 0; b < n; b++)
+		dt_config_plan_print(stdout, &boots[b], a->targets);
+	return 0;
 }
 
 /* Guest targets not mounted here: the run belongs to difftest-vm. */
 static int needs_vm(const struct cli *a)
 {
+	const char *mnt;
 	for (int i = 0; i < a->ntargets; i++)
-		if (is_guest_target(a->targets[i])) {
-			char mp[64];
-			snprintf(mp, sizeof(mp), "/mnt/%s", a->targets[i]);
-			if (!mounted_at(mp))
-				return 1;
-		}
+		if (is_guest_target(a->targets[i], &mnt) && !mounted_at(mnt))
+			return 1;
 	return 0;
 }
 
@@ -1137,6 +1171,12 @@ int main(int argc, char **argv)
 		return rc;
 	if (a.merge)
 		return do_merge(&a, argc, argv);
+	if (a.configs) {
+		dt_config_list(stdout);
+		return 0;
+	}
+	if (a.boot_plan)
+		return do_boot_plan(&a);
 	char xerr[512];
 	if (dt_xdiff_setup(a.expected, &a.xd, xerr, sizeof(xerr))) {
 		fprintf(stderr, "difftest: --expected: %s\n", xerr);

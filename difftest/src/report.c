@@ -129,6 +129,8 @@ static void json_target_counts(struct jb *b, json_t *o, const struct dt_campaign
 	put(b, o, "name", jstring(t->name));
 	put(b, o, "fs", jstring(t->fsname));
 	put(b, o, "profile", jstring(t->profile));
+	put(b, o, "config", jstring(t->config));
+	put(b, o, "mount_options", jstring(t->mount_options));
 	put(b, o, "notes", jstring(t->notes));
 	put(b, o, "error", jstring(t->error));
 	put(b, o, "blocksize", json_integer(t->blocksize));

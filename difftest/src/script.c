@@ -287,6 +287,38 @@ static int replay_instead(const struct script *sc, const struct dt_op *ops, size
 	return 0;
 }
 
+/* The file system the reproducer needs (the target's configuration,
+ * config.h): said, checked against DIR's block size, and made on
+ * $REPRO_DEV when that is given. */
+static void config_setup(const struct script *sc)
+{
+	FILE *f = sc->f;
+	const struct dt_config *c = &sc->t->cfg;
+	char name[128], mk[128], mo[64], fo[96];
+
+	dt_config_name(c, name, sizeof(name));
+	dt_config_mkfs(c, mk, sizeof(mk));
+	dt_config_mount(c, mo, sizeof(mo));
+	dt_config_fusefs(c, fo, sizeof(fo));
+	if (c->fs == DT_CFS_FUSEFS) {
+		fprintf(f, "# needs configuration %s: DIR on rangeshift-fusefs%s%s\n", name,
+			fo[0] ? " -o " : "", fo);
+		return;
+	}
+	const char *fs = dt_config_fsname(c->fs);
+	fprintf(f, "# needs configuration %s: mkfs.%s %s DEV; mount -t %s%s%s DEV DIR\n"
+		"# REPRO_DEV=DEV sh repro.sh DIR makes that file system on DEV (erasing it)\n"
+		"# and mounts it on DIR first\n", name, fs, mk, fs, mo[0] ? " -o " : "", mo);
+	fprintf(f, "if [ -n \"${REPRO_DEV:-}\" ]; then\n"
+		"\tumount \"$DIR\" 2>/dev/null; mkdir -p \"$DIR\"\n"
+		"\tmkfs.%s %s -q %s \"$REPRO_DEV\" && mount -t %s%s%s \"$REPRO_DEV\" \"$DIR\" ||\n"
+		"\t\t{ echo \"repro.sh: making %s on $REPRO_DEV failed\" >&2; exit 2; }\nfi\n",
+		fs, c->fs == DT_CFS_XFS ? "-f" : "-F", mk, fs, mo[0] ? " -o " : "", mo, name);
+	fprintf(f, "if [ \"$(stat -f -c %%S \"$DIR\")\" != %u ]; then\n"
+		"\techo \"repro.sh: $DIR has $(stat -f -c %%S \"$DIR\")-byte blocks; this needs %s "
+		"(give REPRO_DEV)\" >&2; exit 2\nfi\n", c->bs, name);
+}
+
 /* Variables, empty files and the remount function. */
 static void setup(const struct script *sc)
 {
@@ -295,6 +327,8 @@ static void setup(const struct script *sc)
 
 	fprintf(f, "set -u\nDIR=${1:-%s}\nXFS_IO=${XFS_IO:-xfs_io}\n",
 		!strcmp(fs, "xfs") ? "/mnt/xfs" : !strcmp(fs, "ext4") ? "/mnt/ext4" : sc->t->dir);
+	if (sc->t->has_cfg)
+		config_setup(sc);
 	if (sc->is_crash)	/* only kernel messages logged from here on count */
 		fprintf(f, "klines=$(dmesg | wc -l)\n");
 	for (int i = 0; i < sc->nfiles; i++) {

@@ -422,6 +422,19 @@ int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
 		t->name, nfiles, rm_profile_name2(t->mopts.profile, t->mopts.kernel),
 		t->mopts.blocksize, seed);
 	fprintf(f, "# kernel: %s (%s)\n", rm_kernel_name(t->kernel), t->kernel_note);
+	if (t->has_cfg) {	/* the file system the ops ran on (config.h) */
+		char name[128], mk[128], mo[64], fo[96];
+		dt_config_name(&t->cfg, name, sizeof(name));
+		dt_config_mkfs(&t->cfg, mk, sizeof(mk));
+		dt_config_mount(&t->cfg, mo, sizeof(mo));
+		dt_config_fusefs(&t->cfg, fo, sizeof(fo));
+		if (t->cfg.fs == DT_CFS_FUSEFS)
+			fprintf(f, "# config: %s (rangeshift-fusefs -o %s)\n", name,
+				fo[0] ? fo : "defaults");
+		else
+			fprintf(f, "# config: %s (mkfs.%s %s; mount -o %s)\n", name,
+				dt_config_fsname(t->cfg.fs), mk, mo[0] ? mo : "defaults");
+	}
 	if (t->mopts.strict)	/* replay reads it back (the model without errata) */
 		fprintf(f, "# strict: 1\n");
 	for (size_t j = 0; j < n; j++) {

@@ -348,13 +348,19 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 static int spec_dir(struct dt_target *t, const char *spec, char *copy, const char **prof,
 		    char *err, size_t errn)
 {
-	if (!strcmp(copy, "ext4") || !strcmp(copy, "xfs") || !strcmp(copy, "fusefs")) {
-		snprintf(t->dir, sizeof(t->dir), "/mnt/%.16s", copy);
+	/* ext4, xfs, fusefs, each with an optional configuration (config.h) */
+	int rc = dt_config_parse(copy, &t->cfg, err, errn);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		t->has_cfg = 1;
+		snprintf(t->dir, sizeof(t->dir), "%s", dt_config_mnt(&t->cfg));
 		return 0;
 	}
 	if (strncmp(copy, "dir:", 4)) {
-		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, dir:PATH[:PROFILE], "
-			 "faulty:KIND, model[:PROFILE])", spec);
+		snprintf(err, errn, "unknown target '%s' (ext4, xfs, fusefs, each with an optional "
+			 ":CONFIG, see --configs; dir:PATH[:PROFILE], faulty:KIND, model[:PROFILE])",
+			 spec);
 		return -EINVAL;
 	}
 	char *p = copy + 4, *c = strrchr(p, ':');
@@ -466,6 +472,47 @@ static void pick_kernel(struct dt_target *t, const char *prof)
 	t->mopts.kernel = k;
 }
 
+/* A configured target (ext4:bs=1024, ...) must find that configuration
+ * mounted: block size and mount options (dt_config_check_mount()), for
+ * fusefs the server's profile and block size (RS_IOC_IDENT), for XFS
+ * whether it clones (the reflink probe). */
+static int check_config(struct dt_target *t, uint32_t f_bsize, char *err, size_t errn)
+{
+	const struct dt_config *c = &t->cfg;
+	char name[128];
+
+	dt_config_name(c, name, sizeof(name));
+	if (c->fs == DT_CFS_FUSEFS) {
+		enum rm_profile want = c->profile == DT_CFS_XFS ? RM_PROFILE_XFS : RM_PROFILE_EXT4;
+		if (strcmp(t->fsname, "rangeshift-fusefs") || t->mopts.profile != want ||
+		    t->mopts.blocksize != c->bs) {
+			snprintf(err, errn, "target %s: %s serves %s with %u-byte blocks (boot the "
+				 "guest with this configuration: difftest-vm does)", name, t->dir,
+				 strcmp(t->fsname, "rangeshift-fusefs") ? t->fsname :
+				 rm_profile_name(t->mopts.profile), t->mopts.blocksize);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(t->fsname, dt_config_fsname(c->fs))) {
+		snprintf(err, errn, "target %s: %s is %s, not %s", name, t->dir, t->fsname,
+			 dt_config_fsname(c->fs));
+		return -EINVAL;
+	}
+	int rc = dt_config_check_mount(c, f_bsize, t->mnt_opts, err, errn);
+	if (rc)
+		return rc;
+	if (c->fs == DT_CFS_XFS && c->reflink && (t->disabled & DT_KBIT(DT_REFLINK))) {
+		snprintf(err, errn, "target %s: %s does not clone (made with reflink=0?): name "
+			 "xfs:reflink=0", name, t->dir);
+		return -EINVAL;
+	}
+	if (c->fs == DT_CFS_XFS && !c->reflink)
+		add_note(t, "reflink=0: FICLONERANGE is EOPNOTSUPP (xfs_file_remap_range()), "
+			 "UNSHARE_RANGE allocates only (xfs_reflink_unshare()); ");
+	return 0;
+}
+
 /* statfs picks the file system's name and, unless the spec named one,
  * the model profile; then the probe. */
 static int fs_init(struct dt_target *t, const char *spec, const char *prof, char *err,
@@ -512,6 +559,8 @@ static int fs_init(struct dt_target *t, const char *spec, const char *prof, char
 	t->mopts.maxbytes = 0;
 	int rc = probe(t, err, errn);
 	if (rc)
+		return rc;
+	if (t->has_cfg && (rc = check_config(t, (uint32_t)sf.f_bsize, err, errn)))
 		return rc;
 	if (!t->mopts.maxbytes)
 		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
@@ -892,9 +941,23 @@ static int make_fs_anew(struct dt_target *t, int isx, char *note, size_t n)
 				t->mnt_dev, st, out);
 	}
 	t->fresh_mkfs++;
-	char *ext4[] = { "mkfs.ext4", "-F", "-q", "-b", "4096", t->mnt_dev, NULL };
-	char *xfs[] = { "mkfs.xfs", "-f", "-q", "-b", "size=4096", t->mnt_dev, NULL };
-	if ((st = dt_run_tool(isx ? xfs : ext4, 300, out, sizeof(out))))
+	/* the target's configuration (config.h): its mkfs options, split at blanks */
+	struct dt_config c;
+	char opts[128], *av[16];
+	int ac = 0;
+	if (t->has_cfg)
+		c = t->cfg;
+	else
+		dt_config_default(isx ? "xfs" : "ext4", &c);
+	dt_config_mkfs(&c, opts, sizeof(opts));
+	av[ac++] = isx ? "mkfs.xfs" : "mkfs.ext4";
+	av[ac++] = isx ? "-f" : "-F";
+	av[ac++] = "-q";
+	for (char *sv, *w = strtok_r(opts, " ", &sv); w && ac < 14; w = strtok_r(NULL, " ", &sv))
+		av[ac++] = w;
+	av[ac++] = t->mnt_dev;
+	av[ac] = NULL;
+	if ((st = dt_run_tool(av, 300, out, sizeof(out))))
 		snprintf(note, n, "%s %s exited %d: %.200s", isx ? "mkfs.xfs" : "mkfs.ext4",
 			 t->mnt_dev, st, out);
 	return st;
