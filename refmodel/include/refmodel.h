@@ -73,6 +73,11 @@ enum rm_profile {
 #define RM_UNWRITTEN	0x2u	/* allocated, reads as zeros: FIEMAP_EXTENT_UNWRITTEN */
 #define RM_DATA		0x4u	/* allocated and written (or delalloc): a plain extent */
 #define RM_ANY		(RM_HOLE | RM_UNWRITTEN | RM_DATA)
+/* Cached view only (rm_walk_cached()): dirty page-cache blocks whose
+ * allocation is delayed (ext4 delalloc, XFS delayed allocation): FIEMAP
+ * without FIEMAP_FLAG_SYNC shows FIEMAP_EXTENT_DELALLOC|UNKNOWN. */
+#define RM_DELALLOC	0x8u
+#define RM_ANY_CACHED	(RM_ANY | RM_DELALLOC)
 
 /* Which kernel's behaviour the model copies where kernels differ (rules
  * that changed between releases, and the kernel's known errata). */
@@ -87,6 +92,13 @@ struct rm_opts {
 	int64_t maxbytes;	/* s_maxbytes; 0 means the profile's own */
 	enum rm_kernel kernel;	/* 0 (RM_KERNEL_6_1) unless set */
 	int strict;		/* 1: intended semantics, no kernel errata */
+	/* 1: every write is written back at once, so no block is ever dirty
+	 * (the cached view equals the after-write-back one).  0 (default):
+	 * writes leave dirty page-cache blocks that rm_walk_cached() and
+	 * rm_dirty_bytes() see until write-back; rm_walk() and every other
+	 * call answer as after write-back either way.  The bytes profile is
+	 * always write-through. */
+	int write_through;
 };
 
 struct rm_file;
@@ -104,6 +116,8 @@ struct rm_run {
 /* One FIEMAP extent, as struct fiemap_extent reports it (no physical
  * address: the model has no disk). */
 #define RM_FIEMAP_LAST		0x0001u	/* FIEMAP_EXTENT_LAST */
+#define RM_FIEMAP_UNKNOWN	0x0002u	/* FIEMAP_EXTENT_UNKNOWN (with DELALLOC) */
+#define RM_FIEMAP_DELALLOC	0x0004u	/* FIEMAP_EXTENT_DELALLOC */
 #define RM_FIEMAP_UNWRITTEN	0x0800u	/* FIEMAP_EXTENT_UNWRITTEN */
 struct rm_extent {
 	int64_t logical;	/* bytes */
@@ -270,6 +284,74 @@ int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
 /* End of the last allocated or may-allocated block (>= size when blocks
  * past EOF exist).  Useful as the `end` of a whole-file walk. */
 int64_t rm_map_end(const struct rm_file *f);
+
+/* ---- Write-back: the cached view (refmodel/RULES.md W1-W12) ----
+ *
+ * Every call above answers as after write-back (what FIEMAP_FLAG_SYNC
+ * shows).  Besides, each block knows whether its pages are dirty in the
+ * page cache (or under write-back I/O), and what FIEMAP without
+ * FIEMAP_FLAG_SYNC shows until write-back completes: a dirty block over a
+ * hole is a delayed allocation (RM_DELALLOC), over an unwritten extent
+ * still unwritten, over a written extent written.  The kernel may start
+ * write-back by itself at any time (memory pressure, the flusher threads),
+ * so the cached may-set of a dirty block always allows the states that
+ * write-back passes through and ends in (unwritten at submission on both
+ * file systems, then written).  SEEK_DATA/SEEK_HOLE answer the same in
+ * both views (page-cache data counts as data: ext4_seek_data() via
+ * iomap_seek_data() with ext4_iomap_report_ops, xfs_seek_iomap_begin()),
+ * so rm_lseek() and rm_lseek_ok() serve both. */
+
+/* rm_walk() as FIEMAP without FIEMAP_FLAG_SYNC sees the map now: state is
+ * one of RM_HOLE, RM_UNWRITTEN, RM_DATA, RM_DELALLOC and may a subset of
+ * RM_ANY_CACHED that includes it.  Runs are maximal as rm_walk()'s. */
+int rm_walk_cached(const struct rm_file *f, int64_t start, int64_t end,
+		   rm_run_fn fn, void *ctx);
+/* rm_fiemap() of the cached view: delayed allocations are extents with
+ * RM_FIEMAP_DELALLOC|RM_FIEMAP_UNKNOWN (iomap_to_fiemap() for
+ * IOMAP_DELALLOC), the rest as rm_fiemap().  Same errors. */
+int64_t rm_fiemap_cached(const struct rm_file *f, int64_t start, int64_t len,
+			 struct rm_extent *ext, size_t max);
+/* Write back [off, off+len) (len 0: to the end of the file) and wait, as
+ * filemap_write_and_wait_range() does: its dirty and in-flight blocks
+ * reach the after-write-back state, and the write-back latitude of blocks
+ * written over unwritten extents there (inside EOF) ends, as rm_fsync()
+ * ends it for the whole file.  0, or -EINVAL for off < 0 or len < 0. */
+int rm_writeback(struct rm_file *f, int64_t off, int64_t len);
+/* fdatasync(2): the whole file, as rm_fsync() (file_write_and_wait_range()
+ * from ext4_sync_file() / xfs_file_fsync()). */
+int rm_fdatasync(struct rm_file *f);
+/* sync_file_range(2), with ksys_sync_file_range()'s checks and order:
+ * -EINVAL for unknown flags, off < 0, off + len < 0 or wrapping; len 0
+ * means to the end of the file.  WAIT_BEFORE waits for write-back already
+ * under way in the range (file_fdatawait_range()); WRITE starts write-back
+ * of the dirty blocks (__filemap_fdatawrite_range(): allocation happens at
+ * submission, so their delayed allocations become unwritten extents, and
+ * they stay in flight until a wait); WAIT_AFTER waits again.  Only WRITE
+ * starts write-back. */
+#define RM_SYNC_FILE_RANGE_WAIT_BEFORE	1
+#define RM_SYNC_FILE_RANGE_WRITE	2
+#define RM_SYNC_FILE_RANGE_WAIT_AFTER	4
+int rm_sync_file_range(struct rm_file *f, int64_t off, int64_t len, unsigned flags);
+/* Bytes in blocks whose pages are dirty (not counting blocks whose
+ * write-back I/O is in flight).  O(extents). */
+int64_t rm_dirty_bytes(const struct rm_file *f);
+/* A write through a shared writable mmap of the file: the bytes of buf at
+ * off, and every block of each touched page up to EOF becomes dirty and
+ * allocated as by a write (ext4_page_mkwrite() -> block_page_mkwrite(),
+ * iomap_page_mkwrite(); zeros where nothing was written).  The mapping
+ * cannot grow the file: -EFAULT when a touched page lies wholly past EOF
+ * (the process would get SIGBUS), bytes past EOF inside the last page are
+ * dropped (the kernel zeroes them at write-back); -EINVAL for off < 0.
+ * Returns len, or -errno with nothing changed. */
+ssize_t rm_mwrite(struct rm_file *f, const void *buf, size_t len, int64_t off);
+/* FICLONERANGE as rm_clone_range(), which cannot write back its const
+ * source: this one also writes back both ranges where
+ * __generic_remap_file_range_prep() does (after generic_remap_checks(),
+ * before generic_remap_check_len()), and the destination range as
+ * xfs_reflink_remap_prep() flushes it (xfs_flush_unmap_range()).
+ * With rm_clone_range(), call rm_writeback(src, soff, len) first. */
+int rm_clone_range_wb(struct rm_file *dst, struct rm_file *src,
+		      int64_t soff, int64_t doff, int64_t len);
 
 /* XXH3-64 of the bytes in [off, off+len) clipped to the size (whole file:
  * rm_hash(f, 0, INT64_MAX)).  Zero runs are streamed from a small static

@@ -175,8 +175,8 @@ static int apply_piece(struct rm_file *dst, int64_t s, const struct piece *x)
  * block-rounded source range replaces the destination range block by
  * block (see map_may()), and the size becomes max(size, doff + len).
  */
-int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
-		   int64_t soff, int64_t doff, int64_t len)
+static int clone_core(struct rm_file *dst, const struct rm_file *src,
+		      int64_t soff, int64_t doff, int64_t len, struct rm_file *wsrc)
 {
 	dst->ops++;
 	if (src->profile != dst->profile || src->bs != dst->bs ||
@@ -220,11 +220,28 @@ int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
 		return -EINVAL;
 	if (req != count)
 		return -EINVAL;
+	if (wsrc) {
+		/* W11: __generic_remap_file_range_prep() writes back both
+		 * ranges (filemap_write_and_wait_range()) here */
+		int werr = wb_flush(wsrc, soff, soff + count, false);
+		if (!werr)
+			werr = wb_flush(dst, doff, doff + count, false);
+		if (werr)
+			return werr;
+	}
 	/* generic_remap_check_len() */
 	if (count % bs && doff + count < dst->size)
 		return -EINVAL;
 	if (count == 0)
 		return 0;
+	if (wsrc) {
+		/* W11: xfs_reflink_remap_prep() -> xfs_flush_unmap_range() of
+		 * the destination, from its EOF when doff lies past it */
+		int64_t r = bs > 4096 ? bs : 4096, from = imin(doff, dst->size);
+		int werr = wb_flush(dst, rdown(from, r), doff + count, false);
+		if (werr)
+			return werr;
+	}
 
 	/* xfs_reflink_remap_blocks() remaps XFS_B_TO_FSB(len) blocks */
 	int64_t span = rup(count, bs);
@@ -248,4 +265,16 @@ int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
 			rop_close(dst, &r);
 	}
 	return err;
+}
+
+int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
+		   int64_t soff, int64_t doff, int64_t len)
+{
+	return clone_core(dst, src, soff, doff, len, NULL);
+}
+
+int rm_clone_range_wb(struct rm_file *dst, struct rm_file *src,
+		      int64_t soff, int64_t doff, int64_t len)
+{
+	return clone_core(dst, src, soff, doff, len, src);
 }

@@ -34,8 +34,23 @@ enum seg_kind { K_HOLE = 0, K_UNWRITTEN = 1, K_ZERO = 2, K_DATA = 3 };
 /* Internal may bit (never reported by rm_walk): the block holds dirty page
  * cache data over an unwritten extent, so FIEMAP may still say UNWRITTEN
  * until write-back converts it (ext4_end_io / xfs_end_ioend()); rm_fsync()
- * resolves it. */
-#define MAY_PENDING 0x8u
+ * resolves it.  (0x8 is RM_DELALLOC, a state of the cached view.) */
+#define MAY_PENDING 0x40u
+
+/* Write-back state of a segment (struct seg.wb): 0 is clean, i.e. the
+ * block is as the after-write-back view (kind, may) says.  Otherwise its
+ * pages are dirty (WB_DIRTY) or under write-back I/O not yet completed
+ * (WB_INFLIGHT, after SYNC_FILE_RANGE_WRITE without WAIT_AFTER), and
+ * WB_DELALLOC / WB_UNWR say what FIEMAP without FIEMAP_FLAG_SYNC shows
+ * until write-back completes: a delayed allocation (dirty over a hole), an
+ * unwritten extent (dirty over an unwritten extent, or a delayed
+ * allocation that fallocate or write-back submission has allocated);
+ * neither: the written extent (dirty over written blocks).  Only written
+ * kinds (K_ZERO, K_DATA) inside EOF carry it (rm_check()). */
+#define WB_DIRTY	0x1u
+#define WB_INFLIGHT	0x2u
+#define WB_DELALLOC	0x4u
+#define WB_UNWR		0x8u
 
 struct rm_buf {
 	size_t refs;
@@ -50,6 +65,7 @@ struct seg {
 				 * at most MAX_RW_COUNT < 2^31 bytes) */
 	uint8_t kind;
 	uint8_t may;		/* RM_* mask; always includes the kind's state */
+	uint8_t wb;		/* WB_* (0: clean) */
 };
 
 /* Sums over a subtree: the augmentation.  tree.c computes it in one place
@@ -104,6 +120,8 @@ struct rm_file {
 	uint64_t fsyncs, ops;
 	bool pending;		/* some segment may carry MAY_PENDING */
 	bool xfs_prealloc;	/* XFS_DIFLAG_PREALLOC: xfs_alloc_file_space() ran */
+	bool write_through;	/* rm_opts.write_through (always in the bytes profile) */
+	bool anywb;		/* some segment may carry write-back state (wb) */
 };
 
 /* A range operation in progress: the tree is split into L | [a,b) | R and
@@ -121,7 +139,7 @@ static inline unsigned kind_state(unsigned k)
 }
 static inline bool seg_pure_hole(const struct seg *s)
 {
-	return s->kind == K_HOLE && s->may == RM_HOLE;
+	return s->kind == K_HOLE && s->may == RM_HOLE && !s->wb;
 }
 static inline int64_t rdown(int64_t x, int64_t a) { return x - (x % a); }
 static inline int64_t rup(int64_t x, int64_t a)
@@ -131,6 +149,16 @@ static inline int64_t rup(int64_t x, int64_t a)
 	 * only place an allocation boundary may be unaligned) */
 	return r ? (x > INT64_MAX - (a - r) ? INT64_MAX : x + (a - r)) : x;
 }
+
+/* ops.c: filemap_write_and_wait_range() of the pages overlapping [s, e)
+ * (e saturates; blocks only partly inside a page range stay as they are):
+ * their dirty and in-flight blocks become clean; with settle, the M5
+ * latitude of written-back blocks inside EOF ends too (as rm_fsync()).
+ * 0 or -ENOMEM (nothing changed). */
+int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle);
+/* The whole file written back and waited for: rm_fsync() without its
+ * counters. */
+int wb_all(struct rm_file *f);
 
 /* tree.c */
 void buf_put(struct rm_buf *b);

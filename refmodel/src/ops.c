@@ -152,10 +152,35 @@ static void fn_zero_bytes(struct seg *s, unsigned arg)
 		s->kind = K_ZERO;
 	}
 }
+/* W9: zeroing part of a written block dirties it
+ * (__ext4_block_zero_page_range() mark_buffer_dirty(), iomap_zero_iter()
+ * through iomap_write_end()) */
+static void fn_dirty(struct seg *s, unsigned arg)
+{
+	(void)arg;
+	if (s->kind == K_ZERO || s->kind == K_DATA)
+		s->wb |= WB_DIRTY;
+}
+/* W1: the write-back state a buffered write (or a write fault) leaves on a
+ * block, from the block before it: over a hole a delayed allocation
+ * (ext4_da_write_begin() -> ext4_da_get_block_prep() -> ext4_da_map_blocks()
+ * reserves EXTENT_STATUS_DELAYED; xfs_buffered_write_iomap_begin() adds a
+ * delalloc extent with xfs_bmapi_reserve_delalloc()), over an unwritten
+ * extent still unwritten until write-back converts it, over a written block
+ * written; a block already dirty or in flight keeps what it shows. */
+static uint8_t wb_after_write(const struct seg *s)
+{
+	if (s->kind == K_HOLE)
+		return WB_DIRTY | WB_DELALLOC;
+	if (s->kind == K_UNWRITTEN)
+		return WB_DIRTY | WB_UNWR;
+	return (uint8_t)(s->wb | WB_DIRTY);
+}
 /* pwrite: every touched block becomes written (see rm_pwrite()). */
 static void fn_write_prep(struct seg *s, unsigned arg)
 {
 	(void)arg;
+	s->wb = wb_after_write(s);
 	if (s->kind == K_UNWRITTEN) {
 		s->kind = K_ZERO;
 		s->may = RM_DATA | RM_UNWRITTEN | MAY_PENDING;
@@ -182,6 +207,14 @@ static void fn_or_may_hole(struct seg *s, unsigned may)
 static void fn_alloc(struct seg *s, unsigned arg)
 {
 	(void)arg;
+	/* W5: allocating under a delayed allocation makes it an unwritten
+	 * extent at once, its pages still dirty (ext4_alloc_file_blocks() ->
+	 * ext4_map_blocks(EXT4_GET_BLOCKS_CREATE_UNWRIT_EXT) allocates where
+	 * the on-disk tree has a hole; xfs_alloc_file_space() ->
+	 * xfs_bmapi_write(XFS_BMAPI_PREALLOC) converts the delalloc extent,
+	 * xfs_bmapi_allocate() making it XFS_EXT_UNWRITTEN) */
+	if (s->wb & WB_DELALLOC)
+		s->wb = (uint8_t)((s->wb & ~WB_DELALLOC) | WB_UNWR);
 	if (s->kind == K_HOLE) {
 		s->kind = K_UNWRITTEN;
 		s->may = (uint8_t)((s->may & ~RM_HOLE) | RM_UNWRITTEN);
@@ -412,7 +445,8 @@ int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
 	if (o.blocksize < 512 || o.blocksize > 65536 || (o.blocksize & (o.blocksize - 1)))
 		return -EINVAL;
 	if ((unsigned)o.profile > RM_PROFILE_BYTES || o.maxbytes < 0 ||
-	    (unsigned)o.kernel > RM_KERNEL_6_12 || (o.strict != 0 && o.strict != 1))
+	    (unsigned)o.kernel > RM_KERNEL_6_12 || (o.strict != 0 && o.strict != 1) ||
+	    (o.write_through != 0 && o.write_through != 1))
 		return -EINVAL;
 	struct rm_file *f = calloc(1, sizeof(*f));
 	if (!f)
@@ -423,6 +457,7 @@ int rm_file_new(const struct rm_opts *opts, struct rm_file **out)
 	f->maxbytes = o.maxbytes ? o.maxbytes : rm_profile_maxbytes(o.profile, o.blocksize);
 	f->kernel = o.kernel;
 	f->strict = o.strict;
+	f->write_through = o.write_through || o.profile == RM_PROFILE_BYTES;
 	f->rng = 0x9E3779B97F4A7C15ULL;	/* fixed seed: deterministic shapes */
 	*out = f;
 	return 0;
@@ -470,6 +505,9 @@ int rm_strict(const struct rm_file *f) { return f->strict; }
 
 /* ---------- pwrite / pread / truncate / fsync ---------- */
 
+static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t n,
+		      int64_t a, int64_t e);
+
 ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 {
 	f->ops++;
@@ -495,9 +533,18 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	b->refs = 1;
 	b->len = (size_t)n;
 	memcpy(b->data, buf, (size_t)n);
+	int err = write_core(f, b, off, n, RD(f, off), RU(f, off + n));
+	buf_put(b);	/* the segments hold their own references */
+	return err ? err : n;
+}
 
+/* The bytes of b at [off, off + n) (n may be 0), the blocks [a, e) made
+ * written and dirty (rm_pwrite(): the blocks the write touches;
+ * rm_mwrite(): the blocks of the faulted pages).  0 or -ENOMEM. */
+static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t n,
+		      int64_t a, int64_t e)
+{
 	int64_t end = off + n, old_size = f->size;
-	int64_t a = RD(f, off), e = RU(f, end);
 	int64_t lo = a, hi = e, spec_end = e;
 	int64_t zo = 0;
 	if (f->profile == RM_PROFILE_EXT4) {
@@ -516,10 +563,8 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	}
 	struct rop x;
 	int err = rop_open(f, lo, hi, &x);
-	if (err) {
-		buf_put(b);
+	if (err)
 		return err;
-	}
 	/* M3 edges, from the states before the write (D6(b)) */
 	bool ua = blk_kind(f, &x, a) == K_UNWRITTEN;
 	bool ue = blk_kind(f, &x, e - 1) == K_UNWRITTEN;
@@ -527,10 +572,8 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 		/* only a run holding the first / last block can be zeroed
 		 * out past the write (ext4_m3() below) */
 		err = ext4_zo_widen(f, &x, ua, ue);
-		if (err) {
-			buf_put(b);
+		if (err)
 			return err;
-		}
 	}
 	bool had_unwritten = false;
 	int64_t p = x.base;
@@ -560,9 +603,12 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	 * unwritten; xfs_buffered_write_iomap_begin() returns IOMAP_UNWRITTEN),
 	 * so until rm_fsync() FIEMAP may still say UNWRITTEN. */
 	for_range(f, &x, a, e, fn_write_prep, 0);
-	v_write_data(f, &x, off, end, b);
+	if (n)
+		v_write_data(f, &x, off, end, b);
 	if (had_unwritten)
 		f->pending = true;
+	if (!f->write_through)
+		f->anywb = true;
 	if (f->profile == RM_PROFILE_EXT4 && had_unwritten && zo) {
 		/* M3: the unwritten run touching the write */
 		ext4_m3(f, &x, a, e, ua, ue);
@@ -572,8 +618,38 @@ ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 	if (end > f->size)
 		f->size = end;
 	rop_close(f, &x);
-	buf_put(b);	/* the segments hold their own references */
-	return n;
+	return 0;
+}
+
+ssize_t rm_mwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
+{
+	f->ops++;
+	if (off < 0 || (ssize_t)len < 0 || (len && (int64_t)len > INT64_MAX - off))
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	int64_t end = off + (int64_t)len;
+	/* a page wholly past EOF is not in the mapping: SIGBUS
+	 * (filemap_fault(): "if (unlikely(index >= max_idx)) return VM_FAULT_SIGBUS") */
+	if (rdown(end - 1, PAGE_SZ) >= rup(f->size, PAGE_SZ))
+		return -EFAULT;
+	/* W10: the fault takes whole pages (max(block, page) when blocks are
+	 * larger), up to the block holding EOF: ext4_page_mkwrite() ->
+	 * block_page_mkwrite() (len = i_size & ~PAGE_MASK on the last page),
+	 * iomap_page_mkwrite() (iomap_folio_mkwrite_iter() up to EOF) */
+	int64_t g = max64(f->bs, PAGE_SZ);
+	int64_t a = rdown(off, g), e = min64(rup(end, g), RU(f, f->size));
+	int64_t dend = min64(end, f->size), n = dend > off ? dend - off : 0;
+	struct rm_buf *b = malloc(sizeof(*b) + (size_t)n);
+	if (!b)
+		return -ENOMEM;
+	b->refs = 1;
+	b->len = (size_t)n;
+	if (n)
+		memcpy(b->data, buf, (size_t)n);
+	int err = a < e ? write_core(f, b, n ? off : a, n, a, e) : 0;
+	buf_put(b);
+	return err ? err : (ssize_t)len;
 }
 
 /* Copy [off, off+n) of the model's content (n within the tree or zeros). */
@@ -664,6 +740,75 @@ static void fn_settle(struct seg *s, unsigned arg)
 	}
 }
 
+/* Written back and waited for: clean; arg 1 also ends the M5 latitude. */
+static void fn_clean(struct seg *s, unsigned arg)
+{
+	s->wb = 0;
+	if (arg)
+		fn_settle(s, 0);
+}
+
+/* Is there a segment with write-back state (or, with settle, M5 latitude)
+ * in [s, e)?  A read-only scan, so that flushing a clean range costs no
+ * tree surgery. */
+static bool wb_any(const struct rm_file *f, int64_t s, int64_t e, bool settle)
+{
+	struct it it;
+	bool any = false;
+	it_init(&it, f->root, s);
+	for (; it_valid(&it) && it.cur_start < e; it_next(&it))
+		if (it.cur->s.wb || (settle && (it.cur->s.may & MAY_PENDING))) {
+			any = true;
+			break;
+		}
+	it_done(&it);
+	return any;
+}
+
+/* Has the file dirty pages (PAGECACHE_TAG_DIRTY)? */
+static bool wb_any_dirty(const struct rm_file *f)
+{
+	if (!f->anywb)
+		return false;
+	struct it it;
+	bool any = false;
+	it_init(&it, f->root, 0);
+	for (; it_valid(&it); it_next(&it))
+		if (it.cur->s.wb & WB_DIRTY) {
+			any = true;
+			break;
+		}
+	it_done(&it);
+	return any;
+}
+
+int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle)
+{
+	if (f->profile == RM_PROFILE_BYTES || (!f->anywb && !(settle && f->pending)))
+		return 0;
+	/* filemap_write_and_wait_range() writes and waits on the pages
+	 * overlapping the range; a block counts when the pages cover it */
+	int64_t T = tree_len(f->root);
+	s = RU(f, rdown(max64(s, 0), PAGE_SZ));
+	e = min64(RD(f, e > INT64_MAX - PAGE_SZ ? INT64_MAX : rup(e, PAGE_SZ)), T);
+	if (s >= e || !wb_any(f, s, e, settle))
+		return 0;
+	struct rop x;
+	int err = rop_open(f, s, e, &x);
+	if (err)
+		return err;
+	if (settle) {
+		/* M5 ends inside EOF only (ext4_writepages() stops at i_size) */
+		int64_t se = min64(e, RU(f, f->size));
+		for_range(f, &x, s, se, fn_clean, 1);
+		for_range(f, &x, se, e, fn_clean, 0);
+	} else {
+		for_range(f, &x, s, e, fn_clean, 0);
+	}
+	rop_close(f, &x);
+	return 0;
+}
+
 /* fsync(2): no data effect; write-back converts every unwritten block with
  * dirty pages inside EOF to written (ext4_writepages() stops at i_size;
  * ext4_convert_unwritten_io_end_vec(), xfs_end_ioend()), which settles the
@@ -672,18 +817,27 @@ int rm_fsync(struct rm_file *f)
 {
 	f->ops++;
 	f->fsyncs++;
-	if (!f->pending || f->profile == RM_PROFILE_BYTES)
+	return wb_all(f);
+}
+
+int wb_all(struct rm_file *f)
+{
+	if ((!f->pending && !f->anywb) || f->profile == RM_PROFILE_BYTES)
 		return 0;
+	/* W2: file_write_and_wait_range() over the whole file (ext4_sync_file(),
+	 * xfs_file_fsync()): every dirty block is written back; blocks are
+	 * dirty only inside EOF (rm_check()) */
 	int64_t T = tree_len(f->root), e = min64(T, RU(f, f->size));
 	if (e > 0) {
 		struct rop x;
 		int err = rop_open(f, 0, e, &x);
 		if (err)
 			return err;
-		for_range(f, &x, 0, e, fn_settle, 0);
+		for_range(f, &x, 0, e, fn_clean, 1);
 		rop_close(f, &x);
 	}
 	f->pending = T > e;
+	f->anywb = false;
 	return 0;
 }
 
@@ -716,8 +870,13 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 	/* bend saturates at INT64_MAX for the block that ends at 2^63 */
 	int64_t bstart = rdown(s, f->bs), bend = bstart + min64(f->bs, INT64_MAX - bstart);
 	unsigned k = blk_kind(f, x, bstart);
-	if (k == K_ZERO || k == K_DATA)
+	if (k == K_ZERO || k == K_DATA) {
 		for_range(f, x, s, e, fn_zero_bytes, 0);
+		if (!f->write_through) {
+			for_range(f, x, bstart, bend, fn_dirty, 0);
+			f->anywb = true;
+		}
+	}
 	else if (k == K_UNWRITTEN && f->profile == RM_PROFILE_EXT4) {
 		/* Not MAY_PENDING: fsync does not settle it.  On 6.1 the
 		 * zeroed partial block of an unwritten extent is still
@@ -809,6 +968,12 @@ static void xfs_free_space(struct rm_file *f, struct rop *x, int64_t off, int64_
 			p = q;
 		}
 	}
+	/* W8: zeroed up to an EOF inside a page: xfs_free_file_space()
+	 * writes back from that page on (filemap_write_and_wait_range()).
+	 * The blocks before x->a there were flushed clean just before
+	 * (xfs_flush_unmap_range() of the page-rounded range). */
+	if (ze == f->size && f->size % PAGE_SZ)
+		for_range(f, x, RU(f, rdown(f->size, PAGE_SZ)), x->b, fn_clean, 0);
 }
 
 static int xfs_punch(struct rm_file *f, int64_t off, int64_t len)
@@ -952,7 +1117,23 @@ static int checked_collapse(struct rm_file *f, int64_t off, int64_t len)
 		return -EINVAL;
 	if (off + len >= f->size)
 		return -EINVAL;
-	return do_collapse(f, off, len);
+	int err = 0;
+	if (f->profile == RM_PROFILE_EXT4) {
+		/* W6: ext4_collapse_range() writes back from the page holding
+		 * off to EOF (the collapsed range's own pages are dropped,
+		 * truncate_pagecache(inode, ioffset)) */
+		err = wb_flush(f, off, INT64_MAX, false);
+	} else {
+		/* W7: xfs_collapse_file_space() -> xfs_free_file_space()
+		 * (6.12: its xfs_flush_unmap_range(); 6.1 flushed the range
+		 * before the checks, xfs_file_fallocate()), then
+		 * xfs_prepare_shift() flushes from the block before off */
+		int64_t r = max64(f->bs, PAGE_SZ), p = rdown(off, r);
+		err = wb_flush(f, p, off + len, false);
+		if (!err)
+			err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), r), INT64_MAX, false);
+	}
+	return err ? err : do_collapse(f, off, len);
 }
 
 /* K1: 6.12 vfs_fallocate(): the modes are exclusive; every refused mix is
@@ -1028,8 +1209,19 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			     RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
 			     RM_FALLOC_FL_INSERT_RANGE))
 			return -EOPNOTSUPP;	/* UNSHARE */
-		if (mode & RM_FALLOC_FL_PUNCH_HOLE)
+		if (mode & RM_FALLOC_FL_PUNCH_HOLE) {
+			/* W6: 6.1 ext4_punch_hole() first writes back the range
+			 * when the file has dirty pages
+			 * (mapping_tagged(PAGECACHE_TAG_DIRTY)); 6.12 only
+			 * drops the page cache of the blocks it frees
+			 * (ext4_truncate_page_cache_block_range()) */
+			if (f->kernel == RM_KERNEL_6_1 && wb_any_dirty(f)) {
+				err = wb_flush(f, off, off + len, false);
+				if (err)
+					return err;
+			}
 			return ext4_punch(f, off, len);
+		}
 		if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
 			return checked_collapse(f, off, len);	/* ext4_collapse_range() */
 		if (mode & RM_FALLOC_FL_INSERT_RANGE) {
@@ -1054,9 +1246,15 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			 * semantics (strict) refuse the call before changing
 			 * anything. */
 			int64_t last = rm_map_end(f) / f->bs;
-			if (last > 0 && len / f->bs > (int64_t)0xffffffffLL - last) {
-				if (!rm_erratum_active(f, RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE))
-					return -EINVAL;
+			bool refuse = last > 0 && len / f->bs > (int64_t)0xffffffffLL - last;
+			if (refuse && !rm_erratum_active(f, RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE))
+				return -EINVAL;
+			/* W6: ext4_insert_range() writes back from the page
+			 * holding off to EOF, before it grows i_size */
+			err = wb_flush(f, off, INT64_MAX, false);
+			if (err)
+				return err;
+			if (refuse) {
 				int64_t T = tree_len(f->root), old = f->size;
 				f->size += len;
 				if (T < f->size) {
@@ -1079,6 +1277,19 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 
 	/* xfs_file_fallocate(); the bytes profile follows it with 1-byte
 	 * allocation units */
+	if (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE |
+		    RM_FALLOC_FL_COLLAPSE_RANGE)) {
+		/* W7: xfs_flush_unmap_range() over the range rounded out to
+		 * max(block, page): 6.1 xfs_file_fallocate() before any check
+		 * of these modes; 6.12 xfs_free_file_space() (punch, zero;
+		 * collapse after its checks, in checked_collapse()) */
+		if (f->kernel == RM_KERNEL_6_1 || !(mode & RM_FALLOC_FL_COLLAPSE_RANGE)) {
+			int64_t r = max64(f->bs, PAGE_SZ);
+			err = wb_flush(f, rdown(off, r), off + len, false);
+			if (err)
+				return err;
+		}
+	}
 	if (mode & RM_FALLOC_FL_PUNCH_HOLE)
 		return xfs_punch(f, off, len);
 	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
@@ -1090,6 +1301,11 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 			return -EFBIG;
 		if (off >= f->size)
 			return -EINVAL;
+		/* W7: xfs_prepare_shift() flushes from the block before off */
+		err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), max64(f->bs, PAGE_SZ)),
+			       INT64_MAX, false);
+		if (err)
+			return err;
 		return do_insert(f, off, len);
 	}
 	/* xfs_alloc_file_space() (zero, allocate, unshare) sets
@@ -1202,8 +1418,42 @@ int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t re
 
 /* ---------- fiemap / walk / map_end ---------- */
 
-int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
-		  struct rm_extent *ext, size_t max)
+/* A segment as FIEMAP shows it: after write-back (rm_walk()), or now,
+ * without FIEMAP_FLAG_SYNC (rm_walk_cached(), W3). */
+static void seg_view(const struct rm_file *f, const struct seg *s, bool cached,
+		     unsigned *state, unsigned *may)
+{
+	unsigned st = kind_state(s->kind), m = s->may & RM_ANY;
+	if (cached) {
+		if (s->wb & WB_DELALLOC) {
+			/* ext4_iomap_begin_report(): a hole with delayed
+			 * extents is IOMAP_DELALLOC; xfs_read_iomap_begin():
+			 * a delalloc mapping (xfs_bmbt_to_iomap()) */
+			st = RM_DELALLOC;
+			m |= RM_DELALLOC;
+		} else if (s->wb & WB_UNWR) {
+			st = RM_UNWRITTEN;
+		}
+		if (s->wb)
+			/* write-back may start at any time: allocation at
+			 * submission is unwritten on both file systems
+			 * (ext4_map_blocks(EXT4_GET_BLOCKS_IO_CREATE_EXT) with
+			 * dioread_nolock; xfs_bmapi_convert_delalloc():
+			 * XFS_BMAPI_PREALLOC), written at completion
+			 * (ext4_end_io_rsv_work(), xfs_end_ioend()) */
+			m |= RM_UNWRITTEN | RM_DATA;
+		else if (f->profile == RM_PROFILE_XFS && (m & RM_HOLE) && (m & RM_DATA))
+			/* M1 speculative preallocation is delalloc until
+			 * write-back converts it */
+			m |= RM_DELALLOC;
+		m |= st;
+	}
+	*state = st;
+	*may = m;
+}
+
+static int64_t fiemap_view(const struct rm_file *f, int64_t start, int64_t len,
+			   struct rm_extent *ext, size_t max, bool cached)
 {
 	/* fiemap_prep() (and ext4_fiemap_check_ranges(), the same rules):
 	 * fm_start and fm_length are __u64, so a negative start is a huge
@@ -1226,9 +1476,12 @@ int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 	it_init(&it, f->root, s);
 	while (it_valid(&it) && it.cur_start < e) {
 		const struct seg *sg = &it.cur->s;
-		if (sg->kind != K_HOLE) {
+		unsigned st, m;
+		seg_view(f, sg, cached, &st, &m);
+		if (st != RM_HOLE) {
 			int64_t a = max64(it.cur_start, s), b = min64(it.cur_start + sg->len, e);
-			uint32_t fl = sg->kind == K_UNWRITTEN ? RM_FIEMAP_UNWRITTEN : 0;
+			uint32_t fl = st == RM_UNWRITTEN ? RM_FIEMAP_UNWRITTEN :
+				      st == RM_DELALLOC ? RM_FIEMAP_DELALLOC | RM_FIEMAP_UNKNOWN : 0;
 			if (have && cur.logical + cur.length == a && cur.flags == fl) {
 				cur.length += b - a;
 			} else {
@@ -1254,8 +1507,20 @@ int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
 	return count;
 }
 
-int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
-	    rm_run_fn fn, void *ctx)
+int64_t rm_fiemap(const struct rm_file *f, int64_t start, int64_t len,
+		  struct rm_extent *ext, size_t max)
+{
+	return fiemap_view(f, start, len, ext, max, false);
+}
+
+int64_t rm_fiemap_cached(const struct rm_file *f, int64_t start, int64_t len,
+			 struct rm_extent *ext, size_t max)
+{
+	return fiemap_view(f, start, len, ext, max, true);
+}
+
+static int walk_view(const struct rm_file *f, int64_t start, int64_t end,
+		     rm_run_fn fn, void *ctx, bool cached)
 {
 	if (start < 0 || end < start)
 		return -EINVAL;
@@ -1271,8 +1536,7 @@ int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
 			const struct seg *sg = &it.cur->s;
 			r.off = p;
 			r.len = min64(it.cur_start + sg->len, end) - p;
-			r.state = kind_state(sg->kind);
-			r.may = sg->may & RM_ANY;
+			seg_view(f, sg, cached, &r.state, &r.may);
 			it_next(&it);
 		} else {
 			r = (struct rm_run){ p, end - p, RM_HOLE, RM_HOLE };
@@ -1291,6 +1555,18 @@ int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
 	if (!ret && have)
 		ret = fn(ctx, &run);
 	return ret;
+}
+
+int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
+	    rm_run_fn fn, void *ctx)
+{
+	return walk_view(f, start, end, fn, ctx, false);
+}
+
+int rm_walk_cached(const struct rm_file *f, int64_t start, int64_t end,
+		   rm_run_fn fn, void *ctx)
+{
+	return walk_view(f, start, end, fn, ctx, true);
 }
 
 int64_t rm_map_end(const struct rm_file *f)
@@ -1391,6 +1667,23 @@ static int chk_seg(void *arg, const struct seg *s, int64_t pos)
 		FAIL(c, "pending latitude without the file flag at %lld", (long long)c->pos);
 	if (f->profile == RM_PROFILE_BYTES && s->may != kind_state(s->kind))
 		FAIL(c, "bytes profile with latitude at %lld", (long long)c->pos);
+	/* write-back state: only on written blocks inside EOF, of a file that
+	 * is not write-through; dirty or in flight; a delayed allocation is
+	 * neither unwritten nor in flight (submission allocates it) */
+	if (s->wb) {
+		if (s->wb & ~(WB_DIRTY | WB_INFLIGHT | WB_DELALLOC | WB_UNWR))
+			FAIL(c, "bad write-back bits 0x%x at %lld", s->wb, (long long)c->pos);
+		if (!(s->wb & (WB_DIRTY | WB_INFLIGHT)))
+			FAIL(c, "write-back state neither dirty nor in flight at %lld", (long long)c->pos);
+		if ((s->wb & WB_DELALLOC) && (s->wb & (WB_UNWR | WB_INFLIGHT)))
+			FAIL(c, "delalloc block unwritten or in flight at %lld", (long long)c->pos);
+		if (s->kind != K_ZERO && s->kind != K_DATA)
+			FAIL(c, "write-back state on a hole or unwritten block at %lld", (long long)c->pos);
+		if (f->write_through || !f->anywb)
+			FAIL(c, "write-back state without the file flag at %lld", (long long)c->pos);
+		if (c->pos + s->len > rup(f->size, f->ab))
+			FAIL(c, "write-back state past EOF at %lld", (long long)c->pos);
+	}
 	if (s->kind == K_DATA) {
 		if (!s->buf || s->buf->refs == 0 ||
 		    (uint64_t)s->boff + (uint64_t)s->len > s->buf->len)
@@ -1402,11 +1695,12 @@ static int chk_seg(void *arg, const struct seg *s, int64_t pos)
 	}
 	if (c->have_prev) {
 		const struct seg *p = &c->prev;
-		bool same = p->kind == s->kind && p->may == s->may &&
+		bool same = p->kind == s->kind && p->may == s->may && p->wb == s->wb &&
 			    (s->kind != K_DATA || (p->buf == s->buf && p->boff + p->len == s->boff));
 		if (same)
 			FAIL(c, "unmerged neighbours at %lld", (long long)c->pos);
-		if (f->ab > 1 && (alloc_class(p->kind) != alloc_class(s->kind) || p->may != s->may) &&
+		if (f->ab > 1 && (alloc_class(p->kind) != alloc_class(s->kind) || p->may != s->may ||
+				  p->wb != s->wb) &&
 		    c->pos % f->ab)
 			FAIL(c, "unaligned state/may boundary at %lld", (long long)c->pos);
 	}

@@ -493,7 +493,7 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 
 static bool mergeable(const struct seg *p, const struct seg *q)
 {
-	if (p->kind != q->kind || p->may != q->may)
+	if (p->kind != q->kind || p->may != q->may || p->wb != q->wb)
 		return false;
 	if (p->kind == K_DATA)
 		return p->buf == q->buf && p->boff + p->len == q->boff;
@@ -517,6 +517,11 @@ void rop_close(struct rm_file *f, struct rop *x)
 			s.may = kind_state(s.kind);	/* no latitude */
 		else
 			s.may |= kind_state(s.kind);
+		/* only written blocks hold page-cache state of their own (a
+		 * hole or unwritten extent that an operation made has no
+		 * dirty pages left: they were dropped or written) */
+		if (s.kind == K_HOLE || s.kind == K_UNWRITTEN || f->write_through)
+			s.wb = 0;
 		if (s.kind != K_DATA) {
 			s.buf = NULL;
 			s.boff = 0;

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_writeback.c - the write-back rules (refmodel/RULES.md W1-W12): the
+ * cached view (rm_walk_cached(), rm_fiemap_cached()) of dirty blocks over
+ * holes, unwritten and written blocks, every operation over dirty ranges,
+ * and the calls that write back (fsync, fdatasync, sync_file_range,
+ * rm_writeback, the write-back operations do on their own), on both
+ * profiles and both kernels where the rule is theirs.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <cmocka.h>
+
+#include "refmodel.h"
+#include "rmtest.h"
+
+#define K 4096
+
+struct one {
+	unsigned state, may;
+};
+
+static int one_cb(void *ctx, const struct rm_run *r)
+{
+	struct one *o = ctx;
+	o->state = r->state;
+	o->may = r->may;
+	return 1;
+}
+
+static struct one cached_at(const struct rm_file *f, int64_t off)
+{
+	struct one o = { 0, 0 };
+	assert_int_equal(rm_walk_cached(f, off, off + 1, one_cb, &o), 1);
+	return o;
+}
+
+static struct one after_at(const struct rm_file *f, int64_t off)
+{
+	struct one o = { 0, 0 };
+	assert_int_equal(rm_walk(f, off, off + 1, one_cb, &o), 1);
+	return o;
+}
+
+#define assert_cached(f, off, st, my) do { struct one o_ = cached_at(f, off); \
+	assert_int_equal(o_.state, (st)); assert_int_equal(o_.may, (my)); } while (0)
+#define assert_after(f, off, st, my) do { struct one o_ = after_at(f, off); \
+	assert_int_equal(o_.state, (st)); assert_int_equal(o_.may, (my)); } while (0)
+
+/* the may-set of a dirty block over a hole: delalloc now, unwritten
+ * while write-back is in flight, written after it */
+#define DELA (RM_DELALLOC | RM_UNWRITTEN | RM_DATA)
+#define UNWR (RM_UNWRITTEN | RM_DATA)
+
+static struct rm_file *mk(enum rm_profile p, enum rm_kernel k, uint32_t bs, int wt)
+{
+	struct rm_opts o = { .profile = p, .blocksize = bs, .kernel = k, .write_through = wt };
+	struct rm_file *f;
+	assert_int_equal(rm_file_new(&o, &f), 0);
+	return f;
+}
+
+static void wr(struct rm_file *f, int64_t off, int64_t len)
+{
+	static unsigned char buf[1 << 16];
+	memset(buf, 0x5a, sizeof(buf));
+	assert_true(len <= (int64_t)sizeof(buf));
+	assert_int_equal(rm_pwrite(f, buf, (size_t)len, off), len);
+	chk(f);
+}
+
+static const enum rm_profile profs[2] = { RM_PROFILE_EXT4, RM_PROFILE_XFS };
+static const enum rm_kernel kerns[2] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+#define EACH(p, k) for (int pi_ = 0; pi_ < 2; pi_++) for (int ki_ = 0; ki_ < 2; ki_++) \
+	for (enum rm_profile p = profs[pi_], *once_ = &p; once_; once_ = NULL) \
+	for (enum rm_kernel k = kerns[ki_], *once2_ = &k; once2_; once2_ = NULL)
+
+/* W1: a write over a hole is a delayed allocation until write-back; W2:
+ * fsync writes it back */
+static void test_w1_write_over_hole_is_delalloc(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 2 * K);
+		assert_cached(f, 0, RM_DELALLOC, DELA);
+		assert_after(f, 0, RM_DATA, RM_DATA);
+		assert_int_equal(rm_dirty_bytes(f), 2 * K);
+		assert_int_equal(rm_fsync(f), 0);
+		chk(f);
+		assert_cached(f, 0, RM_DATA, RM_DATA);
+		assert_int_equal(rm_dirty_bytes(f), 0);
+		rm_file_free(f);
+	}
+}
+
+static void test_w1_write_over_unwritten_stays_unwritten(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		assert_int_equal(rm_fallocate(f, 0, 0, 4 * K), 0);
+		wr(f, K, K);
+		assert_cached(f, K, RM_UNWRITTEN, UNWR);
+		assert_after(f, K, RM_DATA, UNWR);	/* M5 as before */
+		/* a clean block: as after write-back (ext4: M3 latitude) */
+		assert_cached(f, 0, RM_UNWRITTEN, after_at(f, 0).may);
+		assert_int_equal(rm_fdatasync(f), 0);
+		chk(f);
+		assert_cached(f, K, RM_DATA, RM_DATA);
+		assert_after(f, K, RM_DATA, RM_DATA);
+		rm_file_free(f);
+	}
+}
+
+static void test_w1_write_over_written_is_data(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, K);
+		assert_int_equal(rm_fsync(f), 0);
+		wr(f, 0, 100);
+		assert_cached(f, 0, RM_DATA, UNWR);
+		assert_int_equal(rm_dirty_bytes(f), K);
+		rm_file_free(f);
+	}
+}
+
+/* W3: FIEMAP without FIEMAP_FLAG_SYNC */
+static void test_w3_fiemap_cached_flags(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_KEEP_SIZE, 4 * K, K), 0);
+		wr(f, 0, 2 * K);
+		struct rm_extent e[4];
+		assert_int_equal(rm_fiemap_cached(f, 0, 8 * K, e, 4), 2);
+		assert_int_equal(e[0].logical, 0);
+		assert_int_equal(e[0].length, 2 * K);
+		assert_int_equal(e[0].flags, RM_FIEMAP_DELALLOC | RM_FIEMAP_UNKNOWN);
+		assert_int_equal(e[1].flags, RM_FIEMAP_UNWRITTEN | RM_FIEMAP_LAST);
+		/* after write-back (FIEMAP_FLAG_SYNC): as today */
+		assert_int_equal(rm_fiemap(f, 0, 8 * K, e, 4), 2);
+		assert_int_equal(e[0].flags, 0);
+		assert_int_equal(rm_fiemap_cached(f, 0, 0, e, 4), -EINVAL);
+		rm_file_free(f);
+	}
+}
+
+/* rm_opts.write_through: nothing is ever dirty, and the after-write-back
+ * answers do not depend on it */
+static void test_write_through_and_unchanged_answers(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *a = mk(p, k, K, 0), *b = mk(p, k, K, 1);
+		struct rm_file *fs[2] = { a, b };
+		for (int i = 0; i < 2; i++) {
+			struct rm_file *f = fs[i];
+			wr(f, 0, 3 * K + 5);
+			assert_int_equal(rm_fallocate(f, 0, 5 * K, 2 * K), 0);
+			wr(f, 5 * K + 10, 10);
+			assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE,
+						      K + 7, K), 0);
+			assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_INSERT_RANGE, K, K), 0);
+			assert_int_equal(rm_truncate(f, 9 * K - 3), 0);
+			wr(f, 7 * K, 10);
+			chk(f);
+		}
+		char ma[512], mb[512];
+		map_str(a, ma, sizeof(ma));
+		map_str(b, mb, sizeof(mb));
+		assert_string_equal(ma, mb);
+		assert_int_equal(rm_lseek(a, 0, RM_SEEK_HOLE), rm_lseek(b, 0, RM_SEEK_HOLE));
+		assert_true(rm_dirty_bytes(a) > 0);
+		assert_int_equal(rm_dirty_bytes(b), 0);
+		/* write-through: the cached view is the after-write-back one
+		 * (plus XFS's delalloc latitude of speculative preallocation) */
+		struct one o = cached_at(b, 0);
+		assert_int_equal(o.state, RM_DATA);
+		rm_file_free(a);
+		rm_file_free(b);
+	}
+}
+
+/* W5: fallocate over a delayed allocation makes it unwritten, still dirty */
+static void test_w5_falloc_over_delalloc_is_unwritten(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 2 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_KEEP_SIZE, 0, 4 * K), 0);
+		chk(f);
+		assert_cached(f, 0, RM_UNWRITTEN, UNWR);
+		assert_cached(f, 2 * K, RM_UNWRITTEN, after_at(f, 2 * K).may);
+		assert_after(f, 0, RM_DATA, RM_DATA);
+		assert_int_equal(rm_dirty_bytes(f), 2 * K);
+		assert_int_equal(rm_fsync(f), 0);
+		assert_cached(f, 0, RM_DATA, RM_DATA);
+		rm_file_free(f);
+	}
+}
+
+/* W6/W7: punch writes back (ext4 6.1: the range when the file has dirty
+ * pages; XFS: the range rounded out to pages; ext4 6.12: nothing) */
+static void test_w6_w7_punch_writeback(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE,
+					      K + 100, K - 100), 0);
+		chk(f);
+		/* block 1 was zeroed in part: dirty again, over written blocks
+		 * where it was written back first */
+		if (p == RM_PROFILE_EXT4 && k == RM_KERNEL_6_12)
+			assert_cached(f, K, RM_DELALLOC, DELA);
+		else
+			assert_cached(f, K, RM_DATA, UNWR);
+		assert_cached(f, 0, RM_DELALLOC, DELA);
+		assert_cached(f, 2 * K, RM_DELALLOC, DELA);
+		rm_file_free(f);
+	}
+}
+
+/* W8: an XFS punch reaching an EOF inside a page writes back that page */
+static void test_w8_xfs_punch_to_eof_writes_eof_page(void **st)
+{
+	(void)st;
+	for (int ki = 0; ki < 2; ki++) {
+		struct rm_file *f = mk(RM_PROFILE_XFS, kerns[ki], 1024, 0);
+		wr(f, 0, 10000);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE,
+					      9500, 3000), 0);
+		chk(f);
+		assert_cached(f, 0, RM_DELALLOC, DELA);
+		assert_cached(f, 8192, RM_DATA, RM_DATA);	/* flushed, then zeroed and flushed */
+		assert_cached(f, 9216, RM_DATA, RM_DATA);
+		rm_file_free(f);
+	}
+}
+
+/* W6/W7: insert and collapse write back from off (XFS: from the block
+ * before) to EOF */
+static void test_w6_w7_shift_writeback(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 8 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_INSERT_RANGE, 4 * K, K), 0);
+		chk(f);
+		assert_cached(f, 0, RM_DELALLOC, DELA);
+		assert_cached(f, 2 * K, RM_DELALLOC, DELA);
+		if (p == RM_PROFILE_XFS)
+			assert_cached(f, 3 * K, RM_DATA, RM_DATA);
+		else
+			assert_cached(f, 3 * K, RM_DELALLOC, DELA);
+		assert_cached(f, 4 * K, RM_HOLE, RM_HOLE);
+		assert_cached(f, 5 * K, RM_DATA, RM_DATA);
+		wr(f, 0, 9 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_COLLAPSE_RANGE, 4 * K, K), 0);
+		chk(f);
+		assert_cached(f, 2 * K, RM_DELALLOC, DELA);
+		assert_cached(f, 4 * K, RM_DATA, RM_DATA);
+		assert_cached(f, 7 * K, RM_DATA, RM_DATA);
+		assert_int_equal(rm_dirty_bytes(f), p == RM_PROFILE_XFS ? 3 * K : 4 * K);
+		rm_file_free(f);
+	}
+}
+
+/* XFS 6.1 flushes the collapse range before its checks: a refused
+ * collapse still writes back; 6.12 and ext4 check first */
+static void test_w7_xfs61_refused_collapse_flushes(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_COLLAPSE_RANGE, K, 3 * K), -EINVAL);
+		chk(f);
+		bool flushed = p == RM_PROFILE_XFS && k == RM_KERNEL_6_1;
+		assert_int_equal(rm_dirty_bytes(f), flushed ? K : 4 * K);
+		rm_file_free(f);
+	}
+}
+
+/* zero range: ext4 drops the interior pages (unwritten, clean) and
+ * allocates the edges under their dirty pages; XFS flushes first */
+static void test_zero_range_over_dirty(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_ZERO_RANGE, 100, 2 * K), 0);
+		chk(f);
+		assert_cached(f, K, RM_UNWRITTEN, RM_UNWRITTEN);
+		if (p == RM_PROFILE_EXT4)
+			assert_cached(f, 0, RM_UNWRITTEN, UNWR);	/* W5 on the edge */
+		else
+			assert_cached(f, 0, RM_DATA, UNWR);	/* flushed, zeroed: dirty */
+		/* XFS flushed [0, 4k) only */
+		assert_cached(f, 3 * K, RM_DELALLOC, DELA);
+		rm_file_free(f);
+	}
+}
+
+/* truncate frees dirty blocks past EOF; the partial last block is zeroed
+ * and stays dirty */
+static void test_truncate_over_dirty(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_truncate(f, K + 10), 0);
+		chk(f);
+		assert_int_equal(rm_dirty_bytes(f), 2 * K);
+		assert_cached(f, K, RM_DELALLOC, DELA);
+		assert_cached(f, 2 * K, RM_HOLE, p == RM_PROFILE_XFS ? after_at(f, 2 * K).may |
+			      (after_at(f, 2 * K).may & RM_DATA ? RM_DELALLOC : 0) : RM_HOLE);
+		assert_int_equal(rm_truncate(f, 8 * K), 0);
+		chk(f);
+		assert_int_equal(rm_dirty_bytes(f), 2 * K);
+		rm_file_free(f);
+	}
+}
+
+/* W4: sync_file_range */
+static void test_w4_sync_file_range(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_sync_file_range(f, 0, 0, 8), -EINVAL);
+		assert_int_equal(rm_sync_file_range(f, -1, 0, 2), -EINVAL);
+		assert_int_equal(rm_sync_file_range(f, 10, -5, 2), -EINVAL);
+		assert_int_equal(rm_sync_file_range(f, INT64_MAX, 1, 2), -EINVAL);
+		/* waits alone start nothing */
+		assert_int_equal(rm_sync_file_range(f, 0, 0, RM_SYNC_FILE_RANGE_WAIT_BEFORE |
+						       RM_SYNC_FILE_RANGE_WAIT_AFTER), 0);
+		assert_int_equal(rm_dirty_bytes(f), 4 * K);
+		/* WRITE: allocated at submission, in flight */
+		assert_int_equal(rm_sync_file_range(f, K, K, RM_SYNC_FILE_RANGE_WRITE), 0);
+		chk(f);
+		assert_int_equal(rm_dirty_bytes(f), 3 * K);
+		assert_cached(f, K, RM_UNWRITTEN, UNWR);
+		assert_cached(f, 0, RM_DELALLOC, DELA);
+		/* redirtied while in flight: a second WRITE skips it */
+		wr(f, K, 10);
+		assert_int_equal(rm_sync_file_range(f, K, K, RM_SYNC_FILE_RANGE_WRITE), 0);
+		assert_int_equal(rm_dirty_bytes(f), 4 * K);
+		assert_cached(f, K, RM_UNWRITTEN, UNWR);
+		/* WAIT_AFTER: the I/O completed, the page is still dirty */
+		assert_int_equal(rm_sync_file_range(f, K, K, RM_SYNC_FILE_RANGE_WAIT_AFTER), 0);
+		chk(f);
+		assert_cached(f, K, RM_DATA, UNWR);
+		assert_int_equal(rm_dirty_bytes(f), 4 * K);
+		/* all three: written and waited for */
+		assert_int_equal(rm_sync_file_range(f, 0, 2 * K, 7), 0);
+		chk(f);
+		assert_cached(f, 0, RM_DATA, RM_DATA);
+		assert_cached(f, K, RM_DATA, RM_DATA);
+		assert_int_equal(rm_dirty_bytes(f), 2 * K);
+		rm_file_free(f);
+	}
+}
+
+/* rm_writeback of a range, over pending unwritten blocks too */
+static void test_writeback_range(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *f = mk(p, k, K, 0);
+		assert_int_equal(rm_fallocate(f, 0, 0, 4 * K), 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_writeback(f, K, K), 0);
+		chk(f);
+		assert_cached(f, K, RM_DATA, RM_DATA);
+		assert_after(f, K, RM_DATA, RM_DATA);
+		assert_cached(f, 0, RM_UNWRITTEN, UNWR);
+		assert_after(f, 0, RM_DATA, UNWR);
+		assert_int_equal(rm_writeback(f, -1, K), -EINVAL);
+		assert_int_equal(rm_writeback(f, 0, 0), 0);
+		assert_int_equal(rm_dirty_bytes(f), 0);
+		assert_after(f, 0, RM_DATA, RM_DATA);
+		rm_file_free(f);
+	}
+}
+
+/* W10: an mmap write dirties whole pages up to EOF */
+static void test_w10_mwrite(void **st)
+{
+	(void)st;
+	struct rm_file *f = mk(RM_PROFILE_EXT4, RM_KERNEL_6_1, 1024, 0);
+	unsigned char b[100], r[4096];
+	memset(b, 0x77, sizeof(b));
+	assert_int_equal(rm_truncate(f, 10000), 0);
+	assert_int_equal(rm_mwrite(f, b, 0, 5000), 0);
+	assert_int_equal(rm_mwrite(f, b, 100, 5000), 100);
+	chk(f);
+	assert_int_equal(rm_dirty_bytes(f), 4096);
+	assert_cached(f, 4096, RM_DELALLOC, DELA);
+	assert_cached(f, 7168, RM_DELALLOC, DELA);
+	assert_cached(f, 8192, RM_HOLE, RM_HOLE);
+	/* the last page: blocks up to EOF; bytes past EOF are dropped */
+	assert_int_equal(rm_mwrite(f, b, 100, 9990), 100);
+	chk(f);
+	assert_int_equal(rm_size(f), 10000);
+	assert_int_equal(rm_dirty_bytes(f), 4096 + 2048);
+	assert_cached(f, 10240, RM_HOLE, RM_HOLE);
+	/* a page wholly past EOF: SIGBUS */
+	assert_int_equal(rm_mwrite(f, b, 10, 12288), -EFAULT);
+	assert_int_equal(rm_mwrite(f, b, 10, -1), -EINVAL);
+	assert_int_equal(rm_fsync(f), 0);
+	assert_after(f, 4096, RM_DATA, RM_DATA);
+	assert_int_equal(rm_pread(f, r, 4096, 4096), 4096);
+	for (int i = 0; i < 4096; i++)
+		assert_int_equal(r[i], i >= 904 && i < 1004 ? 0x77 : 0);
+	rm_file_free(f);
+}
+
+/* W11: clone writes back the source and destination ranges */
+static void test_w11_clone_writes_back(void **st)
+{
+	(void)st;
+	for (int ki = 0; ki < 2; ki++) {
+		struct rm_file *s = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
+		struct rm_file *d = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
+		wr(s, 0, 4 * K);
+		wr(d, 0, 4 * K);
+		assert_int_equal(rm_clone_range_wb(d, s, K, K, 2 * K), 0);
+		chk(s);
+		chk(d);
+		assert_cached(s, 0, RM_DELALLOC, DELA);
+		assert_cached(s, K, RM_DATA, RM_DATA);
+		assert_cached(d, K, RM_DATA, RM_DATA);
+		assert_cached(d, 3 * K, RM_DELALLOC, DELA);
+		/* refused by generic_remap_checks(): nothing written back */
+		wr(s, 0, 4 * K);
+		assert_int_equal(rm_clone_range_wb(d, s, 100, K, K), -EINVAL);
+		assert_int_equal(rm_dirty_bytes(s), 4 * K);
+		/* the const variant writes back nothing */
+		assert_int_equal(rm_clone_range(d, s, 0, 0, K), 0);
+		assert_int_equal(rm_dirty_bytes(s), 4 * K);
+		rm_file_free(s);
+		rm_file_free(d);
+	}
+}
+
+/* XFS speculative preallocation past EOF is delalloc in the cached view */
+static void test_xfs_m1_cached_delalloc(void **st)
+{
+	(void)st;
+	struct rm_file *f = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, K, 0);
+	wr(f, 0, K);
+	struct one o = cached_at(f, 2 * K);
+	assert_int_equal(o.state, RM_HOLE);
+	assert_int_equal(o.may, RM_ANY | RM_DELALLOC);
+	assert_after(f, 2 * K, RM_HOLE, RM_ANY);
+	rm_file_free(f);
+}
+
+/* the bytes profile is write-through */
+static void test_bytes_never_dirty(void **st)
+{
+	(void)st;
+	struct rm_file *f = mk(RM_PROFILE_BYTES, RM_KERNEL_6_1, K, 0);
+	wr(f, 3, 100);
+	assert_int_equal(rm_dirty_bytes(f), 0);
+	assert_cached(f, 3, RM_DATA, RM_DATA);
+	rm_file_free(f);
+	struct rm_opts o = { .profile = RM_PROFILE_EXT4, .write_through = 2 };
+	assert_int_equal(rm_file_new(&o, &f), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_w1_write_over_hole_is_delalloc),
+		cmocka_unit_test(test_w1_write_over_unwritten_stays_unwritten),
+		cmocka_unit_test(test_w1_write_over_written_is_data),
+		cmocka_unit_test(test_w3_fiemap_cached_flags),
+		cmocka_unit_test(test_write_through_and_unchanged_answers),
+		cmocka_unit_test(test_w5_falloc_over_delalloc_is_unwritten),
+		cmocka_unit_test(test_w6_w7_punch_writeback),
+		cmocka_unit_test(test_w8_xfs_punch_to_eof_writes_eof_page),
+		cmocka_unit_test(test_w6_w7_shift_writeback),
+		cmocka_unit_test(test_w7_xfs61_refused_collapse_flushes),
+		cmocka_unit_test(test_zero_range_over_dirty),
+		cmocka_unit_test(test_truncate_over_dirty),
+		cmocka_unit_test(test_w4_sync_file_range),
+		cmocka_unit_test(test_writeback_range),
+		cmocka_unit_test(test_w10_mwrite),
+		cmocka_unit_test(test_w11_clone_writes_back),
+		cmocka_unit_test(test_xfs_m1_cached_delalloc),
+		cmocka_unit_test(test_bytes_never_dirty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
