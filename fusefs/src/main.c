@@ -185,6 +185,10 @@ static int configure(struct fs *fs, const struct conf *c)
 	fs->opts.blocksize = 4096;
 	fs->opts.maxbytes = 0;
 	fs->opts.strict = c->strict;
+	/* the server writes each request into the model at once: its files
+	 * have no page cache of their own (the kernel's FUSE page cache is in
+	 * front of them), so nothing in them is ever dirty */
+	fs->opts.write_through = 1;
 	fs->capacity = (int64_t)64 << 30;
 	fs->timeout = 1.0;
 	if (c->profile && rm_profile_parse2(c->profile, &fs->opts.profile, &fs->opts.kernel) < 0) {

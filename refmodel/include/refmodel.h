@@ -24,7 +24,9 @@
  * collapse is exactly RM_HOLE.  The may-mask rules (M1 XFS speculative
  * preallocation, M3 ext4 zero-out around converted unwritten blocks, M4
  * ext4 zeroed-and-dirtied partial unwritten blocks) are listed with their
- * kernel functions at the top of src/ops.c.
+ * kernel functions at the top of src/ops.c.  What FIEMAP shows before
+ * write-back (dirty page-cache blocks, delayed allocation) is a second
+ * view, rm_walk_cached() below (rules W1-W12 in refmodel/RULES.md).
  *
  * Cost: the map is a piece table in an augmented balanced tree (a treap,
  * see src/internal.h) keyed by implicit byte offset, so insert, collapse,
