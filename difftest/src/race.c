@@ -1234,7 +1234,8 @@ static void usage(FILE *f)
 "  --reset-every W      a fresh file every W windows (default 20)\n"
 "  --no-kmsg            do not read /dev/kmsg\n"
 "  --max-div N          stop a target after N divergences (default 1)\n"
-"  --out DIR            reproducers: DIR/race-TAG-K/race.log (default difftest-out)\n"
+"  --out DIR            reproducers: DIR/race-TARGET-K/race.log (default difftest-out)\n"
+"  --json FILE          a summary per target (windows, ops, ops/s, divergences)\n"
 "  --race-replay LOG    run a race log's window again (RUNS fresh files, LOOPS\n"
 "                       windows each, after the log's serial ops every time)\n"
 "  --repeat RUNSxLOOPS  for --race-replay (default 10x100); exit 1 when any run\n"
@@ -1256,6 +1257,8 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 		{ "out", required_argument, NULL, 'o' },
 		{ "race-replay", required_argument, NULL, 'P' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "shard", required_argument, NULL, 'D' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1263,8 +1266,9 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 			   .reset_every = 20, .kmsg = 1, .out = "difftest-out", .max_div = 1 };
 	const char *targets[8];
 	int nt = 0, c, runs = 10, loops = 100;
-	const char *replay = NULL;
+	const char *replay = NULL, *json = NULL;
 	char *end;
+	FILE *jf = NULL;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:S:h", lo, NULL)) != -1) {
@@ -1335,6 +1339,16 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 				return 2;
 			}
 			break;
+		case 'D':	/* difftest-vm passes --shard 0/1 */
+			if (strcmp(optarg, "0/1")) {
+				fprintf(stderr, "difftest: --shard %s: the concurrent mode has no shards\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'J':
+			json = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1401,6 +1415,15 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGXFSZ, SIG_IGN);
 
+	if (json && !(jf = fopen(json, "w"))) {
+		fprintf(stderr, "difftest: --json %s: %s\n", json, strerror(errno));
+		if (replay)
+			free(in.l.v);
+		return 2;
+	}
+	if (jf)
+		fprintf(jf, "{\n  \"mode\": \"race\",\n  \"threads\": %d,\n  \"seed\": \"0x%016" PRIx64
+			"\",\n  \"targets\": [", o.threads, o.seed);
 	int status = 0;
 	for (int i = 0; i < nt; i++) {
 		struct rstats st = { 0 };
@@ -1435,6 +1458,24 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 		       st.kernel_reports, d);
 		if (d > 0 && status == 0)
 			status = 1;
+		if (jf) {
+			fprintf(jf, "%s\n    { \"name\": \"", i ? "," : "");
+			for (const char *c = targets[i]; *c; c++)
+				fprintf(jf, *c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ?
+					"?" : "%c", *c);
+			fprintf(jf, "\", \"windows\": %" PRIu64 ", \"ops\": %" PRIu64
+				", \"seconds\": %.3f, \"ops_per_sec\": %.1f, \"interleaved\": %" PRIu64
+				", \"multi\": %" PRIu64 ", \"kernel_reports\": %" PRIu64
+				", \"divergence_count\": %" PRId64 " }",
+				st.windows, st.ops, st.seconds,
+				st.seconds > 0 ? (double)st.ops / st.seconds : 0.0, st.interleaved,
+				st.multi, st.kernel_reports, d < 0 ? (int64_t)0 : d);
+		}
+	}
+	if (jf) {
+		fprintf(jf, "\n  ]\n}\n");
+		if (fclose(jf) && status == 0)
+			status = 2;
 	}
 	if (replay)
 		free(in.l.v);
