@@ -1164,7 +1164,13 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 				break;
 			}
 			if (rc == 0) {
-				snprintf(orders, sizeof(orders), "%s\n", why);
+				size_t ol = (size_t)snprintf(orders, sizeof(orders), "%s\nresults:", why);
+				for (int k = 0; k < threads && ol < sizeof(orders); k++)
+					ol += (size_t)snprintf(orders + ol, sizeof(orders) - ol, " %" PRId64,
+							       r.obs.ret[k]);
+				if (ol < sizeof(orders))
+					snprintf(orders + ol, sizeof(orders) - ol, "; size %" PRId64 "\n",
+						 r.obs.size);
 				char *nl = strchr(why, '\n');
 				if (nl)
 					*nl = 0;
