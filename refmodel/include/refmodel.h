@@ -263,6 +263,46 @@ int rm_lseek_ok_lat(const struct rm_file *f, int64_t off, int whence, int64_t re
 int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
 		   int64_t soff, int64_t doff, int64_t len);
 
+/* O_DIRECT pwrite(2) / pread(2) (src/dio.c, RULES.md O1-O5).  align is
+ * the device's logical block size (statx()'s dio_offset_align; 0 means
+ * 512, 1 means no alignment rule, as FUSE has none).  XFS refuses a write
+ * whose offset or length is not a multiple of it (-EINVAL, nothing
+ * changed); ext4 fails it with -EINVAL after allocating unwritten blocks
+ * over the first mapping's holes (latitude); a read fails with -EINVAL
+ * only when a misaligned edge lies in a written block.  A successful
+ * write is rm_pwrite() whose blocks are then exactly written (no
+ * write-back latitude).  rm_dio_pread() answers by the blocks' states;
+ * rm_dio_pread_ok() says whether `result` is an answer a correct kernel
+ * may give (either, where an edge block's may-set has written and
+ * unwritten or hole). */
+ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off,
+		      uint32_t align);
+ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off,
+		     uint32_t align);
+int rm_dio_pread_ok(const struct rm_file *f, int64_t off, size_t len, uint32_t align,
+		    int64_t result);
+
+/* copy_file_range(2) of len bytes from src at soff to dst at doff (flags 0)
+ * (src/copy.c, RULES.md X1-X3): bytes copied, possibly short, or -errno.
+ * On XFS a block-aligned request is cloned (rm_clone_range()) and may be
+ * shortened to whole blocks; otherwise the bytes are copied through the
+ * page cache (written data, zeros over the source's holes).
+ * RM_COPY_NO_REMAP: the file system cannot remap (FUSE over an xfs
+ * profile): always the page-cache copy. */
+#define RM_COPY_NO_REMAP	0x1u
+ssize_t rm_copy_file_range(struct rm_file *dst, const struct rm_file *src,
+			   int64_t soff, int64_t doff, uint64_t len, unsigned flags);
+
+/* FIDEDUPERANGE from src [soff, soff+len) to one destination dst at doff
+ * (src/copy.c, RULES.md X4-X7).  Returns the ioctl's answer (0 or
+ * -errno: -EOPNOTSUPP unless XFS, -EINVAL for a bad source range); on 0,
+ * *status is the destination's status (RM_DEDUPE_SAME, RM_DEDUPE_DIFFERS
+ * or -errno) and *bytes its bytes_deduped. */
+#define RM_DEDUPE_SAME		0	/* FILE_DEDUPE_RANGE_SAME */
+#define RM_DEDUPE_DIFFERS	1	/* FILE_DEDUPE_RANGE_DIFFERS */
+int rm_dedupe_range(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+		    int64_t doff, int64_t len, int64_t *bytes, int *status);
+
 /* FIEMAP of [start, start+len) rounded out to blocks: fills up to max
  * extents (allocated extents only, adjacent extents of one state merged,
  * extents past EOF included, clipped to the range, RM_FIEMAP_LAST on the

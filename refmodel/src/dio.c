@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dio.c - O_DIRECT pwrite/pread in librefmodel (Linux 6.1): rm_dio_pwrite(),
+ * rm_dio_pread() and rm_dio_pread_ok().  Rules O1-O6 of refmodel/RULES.md.
+ *
+ * The model has no device, so the caller passes the device's logical
+ * block size (what statx() reports as STATX_DIOALIGN's dio_offset_align:
+ * bdev_logical_block_size(), 512 on virtio and ram disks); 1 means no
+ * alignment rule at all (FUSE: fuse_direct_IO() takes any offset and
+ * length).  Buffers are assumed aligned to the device's DMA alignment
+ * (bdev_iter_is_aligned()): the model has no memory addresses.
+ *
+ * Alignment (O2-O4).  iomap_dio_bio_iter() refuses an iteration whose
+ * (pos | length) is not a multiple of the logical block size with
+ * -EINVAL; iterations run per mapping (iomap_iter()), and a mapping starts
+ * and ends on file system blocks, so only the iterations holding the
+ * request's first and last byte can be misaligned.  Reads of holes and
+ * unwritten extents go through iomap_dio_hole_iter() without that check.
+ * XFS checks writes up front (xfs_file_dio_write(): bt_logical_sectormask);
+ * ext4 has no such check (ext4_dio_write_iter()) and meets the iomap one
+ * after ext4_iomap_begin() has mapped, and for holes allocated, the first
+ * mapping.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define MAX_RW_COUNT ((int64_t)(0x7fffffff & ~4095))	/* INT_MAX & PAGE_MASK */
+
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int64_t dio_align(uint32_t align)
+{
+	return align ? (int64_t)align : 512;
+}
+
+/* Apply fn to every segment of [a, b) (block aligned). */
+static int for_segs(struct rm_file *f, int64_t a, int64_t b,
+		    void (*fn)(struct seg *s))
+{
+	if (a >= b)
+		return 0;
+	struct rop r;
+	int err = rop_open(f, a, b, &r);
+	if (err)
+		return err;
+	size_t i = v_cut(f, &r, a);
+	size_t j = v_cut(f, &r, b);
+	for (size_t k = i; k < j; k++)
+		fn(&f->vec.v[k]);
+	rop_close(f, &r);
+	return 0;
+}
+
+/* O5: what a completed direct write leaves: written blocks, exactly. */
+static void fn_written(struct seg *s)
+{
+	if (s->kind == K_UNWRITTEN || s->kind == K_HOLE)
+		return;		/* not written by this op (cannot happen in range) */
+	s->may = RM_DATA;
+}
+
+/* O3: ext4 allocated the first mapping before iomap refused it. */
+static void fn_may_unwritten(struct seg *s)
+{
+	if (s->may & RM_HOLE)
+		s->may |= RM_UNWRITTEN;
+}
+
+/*
+ * pwrite(2) on an O_DIRECT file descriptor.
+ *  O1 ksys_pwrite64() / rw_verify_area() / vfs_write() as rm_pwrite(); a
+ *     zero count is 0 (xfs_file_write_iter(); generic_write_checks() for
+ *     ext4).
+ *  O2 XFS: (pos | count) not a multiple of the logical block size: -EINVAL
+ *     before anything else (xfs_file_dio_write()), nothing changed.
+ *  O3 ext4: generic_write_checks() first (-EFBIG, short count at
+ *     s_maxbytes), then iomap_dio_rw(): the first mapping is looked up and,
+ *     unless it is written and inside EOF, allocated by ext4_iomap_alloc()
+ *     (unwritten inside EOF: EXT4_GET_BLOCKS_IO_CREATE_EXT), then
+ *     iomap_dio_bio_iter() refuses it: -EINVAL, no byte written, holes of
+ *     the range inside EOF may now be unwritten; an extending write then
+ *     truncates everything past EOF (ext4_inode_extension_cleanup() ->
+ *     ext4_truncate_failed_write() -> ext4_truncate(), which also zeroes
+ *     the tail block: rm_truncate() to the same size).  This holds when the
+ *     start is misaligned (the first iteration fails); a request whose
+ *     start is aligned but whose end is not writes the mappings before the
+ *     last one first, which depends on the on-disk extents: the model
+ *     answers as for a misaligned start (difftest generates misaligned
+ *     starts only).
+ *  O5 success: the range is written back and its page cache invalidated
+ *     first (iomap_dio_rw(): filemap_write_and_wait_range(),
+ *     invalidate_inode_pages2_range()), then written; partial blocks of new
+ *     or unwritten extents are zeroed around the data (iomap_dio_zero()),
+ *     unwritten extents are converted at completion (ext4_dio_write_end_io()
+ *     / xfs_dio_write_end_io()), an extending write grows i_size.  Bytes
+ *     and size as rm_pwrite(); every block of the range is exactly written
+ *     (no M5 latitude), the M1 and M3 latitude rm_pwrite() gives around it
+ *     is kept (wider than direct I/O needs).
+ */
+ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off,
+		      uint32_t align)
+{
+	int64_t al = dio_align(align);
+	if (off < 0 || (ssize_t)len < 0 || (len && (int64_t)len > INT64_MAX - off)) {
+		f->ops++;
+		return -EINVAL;
+	}
+	if (len == 0) {
+		f->ops++;
+		return 0;
+	}
+	int64_t n = imin((int64_t)len, MAX_RW_COUNT);
+	bool mis = ((off | n) & (al - 1)) != 0;
+	if (mis && f->profile == RM_PROFILE_XFS) {		/* O2 */
+		f->ops++;
+		return -EINVAL;
+	}
+	if (mis && f->profile == RM_PROFILE_EXT4) {		/* O3 */
+		f->ops++;
+		if (off >= f->maxbytes)
+			return -EFBIG;
+		n = imin(n, f->maxbytes - off);
+		int64_t bs = f->bs, size = f->size;
+		int64_t a = rdown(off, bs);
+		if (a < size) {
+			int64_t e = imin(rup(off + n, bs), rup(size, bs));
+			int err = for_segs(f, a, imin(e, tree_len(f->root)), fn_may_unwritten);
+			if (err)
+				return err;
+		}
+		if (off + n > size) {
+			int err = rm_truncate(f, size);
+			if (err)
+				return err;
+		}
+		return -EINVAL;
+	}
+	ssize_t r = rm_pwrite(f, buf, len, off);			/* O5 */
+	if (r <= 0 || f->profile == RM_PROFILE_BYTES)
+		return r;
+	int err = for_segs(f, rdown(off, f->bs), rup(off + r, f->bs), fn_written);
+	return err ? err : r;
+}
+
+struct blkmay {
+	int64_t pos;
+	unsigned state, may;
+};
+
+static int may_cb(void *ctx, const struct rm_run *run)
+{
+	struct blkmay *b = ctx;
+	if (run->off <= b->pos && b->pos < run->off + run->len) {
+		b->state = run->state;
+		b->may = run->may;
+	}
+	return 0;
+}
+
+/* The state and may-set of the block holding byte pos (a hole past the
+ * map). */
+static struct blkmay blk_at(const struct rm_file *f, int64_t pos)
+{
+	int64_t a = rdown(pos, f->bs);
+	struct blkmay b = { .pos = pos, .state = RM_HOLE, .may = RM_HOLE };
+	if (rm_walk(f, a, a + f->bs, may_cb, &b))
+		b.state = b.may = RM_HOLE;
+	return b;
+}
+
+static unsigned blk_may(const struct rm_file *f, int64_t pos)
+{
+	return blk_at(f, pos).may;
+}
+
+/* What the decisive blocks of a misaligned read may be: bit 0 set when
+ * the read may fail (a decisive block may be written), bit 1 when it may
+ * succeed (every decisive block may be a hole or unwritten). */
+static unsigned read_outcomes(const struct rm_file *f, int64_t off, int64_t n, int64_t al)
+{
+	bool may_fail = false, must_fail = false;
+	int64_t end = off + n;
+	int64_t edge[2] = { off % al ? off : -1, end % al ? end - 1 : -1 };
+	for (int i = 0; i < 2; i++) {
+		if (edge[i] < 0)
+			continue;
+		unsigned m = blk_may(f, edge[i]);
+		if (m & RM_DATA)
+			may_fail = true;
+		if (m == RM_DATA)
+			must_fail = true;
+	}
+	return (may_fail ? 1u : 0u) | (must_fail ? 0u : 2u);
+}
+
+/*
+ * pread(2) on an O_DIRECT file descriptor.
+ *  O1 ksys_pread64() / rw_verify_area() as rm_pread(); a zero count is 0
+ *     (ext4_file_read_iter(), xfs_file_read_iter()); a read at or past EOF
+ *     is 0 (__iomap_dio_rw()), before any alignment check.
+ *  O4 the iterations go on past EOF up to the request's end (only the
+ *     answer is clipped to i_size: iomap_dio_complete()); a misaligned
+ *     start or end fails with -EINVAL when its block is mapped written
+ *     (iomap_dio_bio_iter()), and reads as zeros when it is a hole or
+ *     unwritten (iomap_dio_hole_iter()); so the answer depends on the state
+ *     of at most two blocks.  The model answers by their state;
+ *     rm_dio_pread_ok() takes either answer where their may-set allows
+ *     both.
+ * The write-back of the range (filemap_write_and_wait_range()) only ends
+ * M5 latitude, which the model keeps (the file is const here).
+ */
+ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off,
+		     uint32_t align)
+{
+	int64_t al = dio_align(align);
+	if (off < 0 || (ssize_t)len < 0 || (len && (int64_t)len > INT64_MAX - off))
+		return -EINVAL;
+	int64_t n = imin((int64_t)len, MAX_RW_COUNT);
+	if (n == 0 || off >= f->size)
+		return 0;
+	if (f->profile != RM_PROFILE_BYTES && ((off | n) & (al - 1))) {
+		/* by the decisive blocks' states (O4) */
+		int64_t end = off + n;
+		if ((off % al && blk_at(f, off).state == RM_DATA) ||
+		    (end % al && blk_at(f, end - 1).state == RM_DATA))
+			return -EINVAL;
+	}
+	return rm_pread(f, buf, len, off);
+}
+
+int rm_dio_pread_ok(const struct rm_file *f, int64_t off, size_t len, uint32_t align,
+		    int64_t result)
+{
+	int64_t al = dio_align(align);
+	if (off < 0 || (ssize_t)len < 0 || (len && (int64_t)len > INT64_MAX - off))
+		return result == -EINVAL;
+	int64_t n = imin((int64_t)len, MAX_RW_COUNT);
+	if (n == 0 || off >= f->size)
+		return result == 0;
+	int64_t count = imin(n, f->size - off);
+	if (f->profile == RM_PROFILE_BYTES || !((off | n) & (al - 1)))
+		return result == count;
+	unsigned o = read_outcomes(f, off, n, al);
+	return ((o & 1u) && result == -EINVAL) || ((o & 2u) && result == count);
+}
