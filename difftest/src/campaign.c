@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "optab.h"
 #include "rm_vec.h"
 
 static double now(void)
@@ -143,7 +144,8 @@ static size_t div_window(const struct oplog *l, const size_t *epoch, const struc
 	for (int grown = 1; grown;) {
 		grown = 0;
 		for (size_t j = from; j < l->n; j++)
-			if (l->v[j].kind == DT_REFLINK && l->v[j].src < nfiles &&
+			if (dt_opdesc_of(l->v[j].kind)->syntax == DT_SYN_REFLINK &&
+			    l->v[j].src < nfiles &&
 			    epoch[l->v[j].src] < from) {
 				from = epoch[l->v[j].src];
 				grown = 1;

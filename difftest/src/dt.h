@@ -55,6 +55,11 @@ enum dt_kind {
 	DT_FDATASYNC,		/* fdatasync(2) */
 	DT_SYNC_RANGE,		/* sync_file_range(2), flags in `mode` (DT_SR_*) */
 	DT_FIEMAP_SYNC,		/* FS_IOC_FIEMAP with FIEMAP_FLAG_SYNC of [off, off+len) */
+	/* fsx's other data ops */
+	DT_DIO_WRITE,		/* pwrite(2) on an O_DIRECT descriptor */
+	DT_DIO_READ,		/* pread(2) on an O_DIRECT descriptor */
+	DT_COPY_RANGE,		/* copy_file_range(2) from file `src`, repeated as xfs_io does */
+	DT_DEDUPE,		/* FIDEDUPERANGE from file `src` (XFS; else EOPNOTSUPP) */
 	DT_NKINDS
 };
 
@@ -76,8 +81,8 @@ struct dt_op {
 				 * sync_file_range flags (DT_SYNC_RANGE) */
 	int64_t off;		/* offset; new size for truncate; dst offset of reflink */
 	int64_t len;
-	uint8_t src;		/* DT_REFLINK: source file index */
-	int64_t soff;		/* DT_REFLINK: source offset */
+	uint8_t src;		/* reflink, copy_range, dedupe: source file index */
+	int64_t soff;		/* reflink, copy_range, dedupe: source offset */
 };
 
 /* Bytes of mapped I/O (mread/mwrite) at off for len in a file of size:
@@ -188,6 +193,9 @@ struct dt_target {
 	int can_remount;		/* own mount point and root */
 	int global_drop;		/* echo 3 > /proc/sys/vm/drop_caches */
 	uint64_t disabled;		/* kinds this target cannot do (probe) */
+	uint32_t dio_align;		/* O_DIRECT: logical block size (statx
+					 * dio_offset_align), 1: no rule (FUSE) */
+	unsigned copy_flags;		/* rm_copy_file_range() flags (RM_COPY_NO_REMAP) */
 	char probe_notes[512];
 	char mnt_dev[PATH_MAX], mnt_dir[PATH_MAX], mnt_type[64], mnt_opts[512];
 	struct dt_session *sessions;	/* open sessions (for remount) */
@@ -274,6 +282,17 @@ int dt_t_fdatasync(struct dt_session *s, int i);
 int dt_t_sync_range(struct dt_session *s, int i, int64_t off, int64_t len, unsigned flags);
 /* ioctl(fd[i], FICLONERANGE, {fd[src], soff, len, off}): 0 or -errno. */
 int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len);
+/* O_DIRECT pwrite/pread through a descriptor opened for the call. */
+ssize_t dt_t_dio_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off);
+ssize_t dt_t_dio_pread(struct dt_session *s, int i, void *b, size_t n, int64_t off);
+/* copy_file_range(fd[src], soff, fd[i], off, len) repeated while it
+ * copies something, as xfs_io's copy_range does: bytes or -errno. */
+int64_t dt_t_copy_range(struct dt_session *s, int i, int src, int64_t soff, int64_t off,
+			int64_t len);
+/* ioctl(fd[src], FIDEDUPERANGE, one destination fd[i] at off): as
+ * dt_dedupe_result() encodes it. */
+int64_t dt_t_dedupe(struct dt_session *s, int i, int src, int64_t soff, int64_t off,
+		    int64_t len);
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
@@ -309,6 +328,15 @@ int dt_fsck_verdict(const char *fstype, int status);
  * (runs[k]) than any file measured before, and, if t->fsck_now, fsck the
  * device (t->fsck_msg set on corruption).  The target must be unmounted. */
 void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *runs, int n);
+
+/* script.c: copy_range and dedupe on model files, as the op runs them:
+ * rm_copy_file_range() repeated while it copies something (xfs_io's
+ * loop; bytes or the first error), and FIDEDUPERANGE's answer, status and
+ * bytes_deduped in one value: the ioctl's or the status's -errno, -EBADE
+ * for FILE_DEDUPE_RANGE_DIFFERS, else bytes_deduped. */
+int64_t dt_copy_loop(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+		     int64_t off, int64_t len, unsigned flags);
+int64_t dt_dedupe_result(int ret, int status, int64_t bytes);
 
 /* exec.c: the oracle */
 /* sync_file_range(2)'s answer by ksys_sync_file_range()'s argument checks:

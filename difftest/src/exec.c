@@ -53,8 +53,9 @@ int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *
 		x->o.shift_check_max = 256 << 10;
 	if (!x->o.write_check_max)
 		x->o.write_check_max = 128 << 10;
-	x->mbuf = malloc(DT_MAX_IO);
-	x->tbuf = malloc(DT_MAX_IO);
+	/* page aligned: direct I/O takes them as they are */
+	x->mbuf = aligned_alloc(4096, DT_MAX_IO);
+	x->tbuf = aligned_alloc(4096, DT_MAX_IO);
 	if (!x->mbuf || !x->tbuf) {
 		dt_exec_fini(x);
 		return -ENOMEM;
@@ -1096,6 +1097,128 @@ int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	if ((rc = map_after(x, i, off, end, op, opno, d)))
 		return rc;
 	return data_check(x, i, off, end, x->o.shift_check_max, op, opno, d);
+}
+
+/* pwrite on an O_DIRECT descriptor (rm_dio_pwrite(), RULES.md O1-O5): a
+ * success is checked as a write; a refusal on ext4 may have allocated
+ * unwritten blocks in the range and truncated past EOF (O3): size and the
+ * map from the range to the end. */
+int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	size_t n = (size_t)op->len;
+	struct rm_file *m = x->s->model[i];
+
+	fill_pattern(x->mbuf, n, op->pat);
+	int64_t mr = rm_dio_pwrite(m, x->mbuf, n, op->off, x->s->t->dio_align);
+	int64_t tr = dt_t_dio_pwrite(x->s, i, x->mbuf, n, op->off);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr == -EINVAL && op->off >= 0) {
+		int64_t bs = rm_blocksize(m);
+		if ((rc = check_size(x, i, op, opno, d)))
+			return rc;
+		return map_after(x, i, op->off & ~(bs - 1), INT64_MAX, op, opno, d);
+	}
+	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+}
+
+/* pread on an O_DIRECT descriptor: where a misaligned edge block may be
+ * written or not (its may-set), either answer is right (O4). */
+int dt_x_dio_read(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	size_t n = (size_t)op->len;
+	struct rm_file *m = x->s->model[i];
+	uint32_t al = x->s->t->dio_align;
+	int64_t mr = rm_dio_pread(m, x->mbuf, n, op->off, al);
+	int64_t tr = dt_t_dio_pread(x->s, i, x->tbuf, n, op->off);
+
+	if (mr != tr && rm_dio_pread_ok(m, op->off, n, al, tr))
+		mr = tr >= 0 ? rm_pread(m, x->mbuf, n, op->off) : tr;
+	return read_compare(x, op, mr, tr, opno, d);
+}
+
+/* The source of a two-file op must be a file of the session. */
+static int src_ok(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	if (op->src < x->s->nfiles)
+		return 0;
+	div_set(d, DV_RET, op->file, opno, op, "%s names source f%d but the session has %d files",
+		dt_kind_name(op->kind), op->src, x->s->nfiles);
+	return -EINVAL;
+}
+
+/* After copy_range or dedupe changed [off, off + len) of file i from file
+ * src: on XFS the two ranges may share blocks now (CoW staging latitude,
+ * cowlat.c: over-approximated for every copy, cloned or not); the map and
+ * the bytes of the range. */
+static int remapped_check(struct dt_exec *x, const struct dt_op *op, int64_t len,
+			  uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc;
+	int64_t bs = rm_blocksize(s->model[i]);
+
+	if (rm_profile_of(s->model[i]) == RM_PROFILE_XFS &&
+	    (rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, op->off, len)))
+		return rc;
+	int64_t end = rm_sat_add(rm_sat_add(op->off, len), bs - 1) & ~(bs - 1);
+	if ((rc = map_after(x, i, op->off, end, op, opno, d)))
+		return rc;
+	return data_check(x, i, op->off, end, x->o.shift_check_max, op, opno, d);
+}
+
+/* copy_file_range(2) from file op->src, repeated as xfs_io's copy_range
+ * repeats it (dt_copy_loop(); rm_copy_file_range(): RULES.md X1-X3). */
+int dt_x_copy_range(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc;
+
+	if ((rc = src_ok(x, op, opno, d)))
+		return rc;
+	int64_t old = rm_size(s->model[i]);
+	int64_t mr = dt_copy_loop(s->model[i], s->model[op->src], op->soff, op->off, op->len,
+				  s->t->copy_flags);
+	int64_t tr = dt_t_copy_range(s, i, op->src, op->soff, op->off, op->len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	rc = check_resized(x, i, old, op, opno, d);
+	if (mr <= 0 || rc)
+		return rc;
+	return remapped_check(x, op, mr, opno, d);
+}
+
+/* FIDEDUPERANGE from file op->src (rm_dedupe_range(): RULES.md X4-X7):
+ * the answer, the status and bytes_deduped as dt_dedupe_result() encodes
+ * them; the bytes never change, the states may. */
+int dt_x_dedupe(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc, st;
+	int64_t bytes;
+
+	if ((rc = src_ok(x, op, opno, d)))
+		return rc;
+	int r = rm_dedupe_range(s->model[i], s->model[op->src], op->soff, op->off, op->len,
+				&bytes, &st);
+	int64_t mr = dt_dedupe_result(r, st, bytes);
+	int64_t tr = dt_t_dedupe(s, i, op->src, op->soff, op->off, op->len);
+	count(x, op->kind, tr);
+	if (out_of_space(mr, tr))
+		return enospc_reset(x, i);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	if (mr <= 0)
+		return DV_NONE;
+	return remapped_check(x, op, mr, opno, d);
 }
 
 int dt_x_unknown(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)

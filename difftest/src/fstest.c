@@ -213,7 +213,10 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 				 in->ops[j].file, in->nfiles);
 			return -EINVAL;
 		}
-		if (r == DT_XIO_NONE || in->ops[j].kind == DT_REFLINK) {
+		const struct dt_opdesc *od = dt_opdesc_of(in->ops[j].kind);
+		/* another file named in the command ($F%d), or xfs_io -d */
+		if (r == DT_XIO_NONE || od->syntax == DT_SYN_REFLINK ||
+		    (od->flags & DT_OPF_OWNRUN)) {
 			snprintf(err, errn, "op %zu (%s) has no xfs_io form an xfstests test "
 				 "can use", j + 1, line);
 			return -EINVAL;

@@ -55,6 +55,9 @@ void dt_weights_default(unsigned *w)
 		 * campaign's default): the model's latitude for CoW staging
 		 * over holes (cowlat.c) has run 1e5 ops clean, not yet 1e6 */
 		[DT_SEEK_DATA] = 30, [DT_SEEK_HOLE] = 30, [DT_REFLINK] = 0,
+		/* fsx's other ops are opt-in too (--weights dio_write=20,...):
+		 * 0 until a guest run with them is clean by default */
+		[DT_DIO_WRITE] = 0, [DT_DIO_READ] = 0, [DT_COPY_RANGE] = 0, [DT_DEDUPE] = 0,
 	};
 	memcpy(w, def, sizeof(def));
 }
@@ -725,6 +728,92 @@ void dt_gen_fiemap_sync(struct dt_genctx *c, struct dt_op *op)
 				: pick_len(g, op->off, c->size, 1);
 	if (op->len < 1)
 		op->len = g->bs;
+}
+
+/* O_DIRECT pwrite/pread: mostly block-aligned (the writes that allocate,
+ * convert and extend), then sector-aligned sub-block I/O (XFS's
+ * unaligned path, iomap's zeroing around it), then misaligned ones
+ * (EINVAL, RULES.md O2-O4).  A misaligned write always has a misaligned
+ * start: ext4 then fails at its first mapping, which the model knows (O3).
+ * Offsets mostly in the file's working range. */
+void dt_gen_dio(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs, sect = 512;
+
+	op->off = pick_off(g, c->f, c->size);
+	switch (rnd(g, 20)) {
+	case 0 ... 11:
+		op->off &= ~(bs - 1);
+		op->len = (1 + (int64_t)rnd(g, 16)) * bs;
+		break;
+	case 12 ... 15:
+		op->off &= ~(sect - 1);
+		op->len = (1 + (int64_t)rnd(g, 24)) * sect;
+		break;
+	case 16 ... 17:	/* misaligned start */
+		op->off = (op->off & ~(sect - 1)) + 1 + (int64_t)rnd(g, (uint64_t)sect - 1);
+		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
+		break;
+	case 18:	/* aligned start, misaligned length: reads only (see above) */
+		op->off &= ~(bs - 1);
+		op->len = 1 + (int64_t)rnd(g, 16 * (uint64_t)bs);
+		if (op->kind == DT_DIO_WRITE)
+			op->off += 1 + (int64_t)rnd(g, (uint64_t)sect - 1);
+		break;
+	default:	/* to EOF and past it */
+		op->off &= ~(sect - 1);
+		op->len = rm_sat_add(c->size, 2 * bs) - op->off;
+		if (op->len <= 0)
+			op->len = bs;
+		op->len = (op->len + sect - 1) & ~(sect - 1);
+	}
+	if (op->off < 0)
+		op->off = 0;
+	if (op->len > DT_MAX_IO)
+		op->len = DT_MAX_IO;
+}
+
+/* copy_file_range from a live file (now and then the same one): as a
+ * reflink's ranges (block-aligned, XFS clones them, X2), with unaligned
+ * offsets and lengths (the page-cache copy, X3) and the errno edges
+ * (overlap, past the source EOF, s_maxbytes).  Lengths stay below 4 MiB:
+ * the model copies every byte. */
+void dt_gen_copy_range(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs;
+
+	dt_gen_reflink(c, op);
+	switch (rnd(g, 10)) {
+	case 0 ... 1: op->soff += (int64_t)rnd(g, (uint64_t)bs); break;
+	case 2 ... 3: op->off += (int64_t)rnd(g, (uint64_t)bs); break;
+	case 4: op->len += (int64_t)rnd(g, (uint64_t)bs); break;
+	case 5: op->len = 1 + (int64_t)rnd(g, 3 * (uint64_t)bs); break;
+	default: break;
+	}
+	if (op->len > (4 << 20))
+		op->len = 4 << 20;
+}
+
+/* FIDEDUPERANGE from a live file: ranges that often hold the same bytes
+ * (the same offsets of another file, where both are often holes or
+ * copies), block-aligned inside both files, with the errno edges. */
+void dt_gen_dedupe(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs;
+
+	dt_gen_reflink(c, op);
+	if (chance(g, 50))
+		op->off = op->soff;
+	if (chance(g, 50)) {	/* inside the destination's EOF */
+		int64_t room = c->size - op->off;
+		if (room > 0 && op->len > room)
+			op->len = chance(g, 50) ? room : room & ~(bs - 1);
+	}
+	if (op->len > (4 << 20))
+		op->len = 4 << 20;
 }
 
 /* The op's file: a live one, and the fragmenter for ~40% of the ops (its

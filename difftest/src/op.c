@@ -371,6 +371,7 @@ const char *dt_errname(int e)
 		{ ENXIO, "ENXIO" }, { ENOTTY, "ENOTTY" }, { EOVERFLOW, "EOVERFLOW" },
 		{ EOPNOTSUPP, "EOPNOTSUPP" }, { EDQUOT, "EDQUOT" }, { EUCLEAN, "EUCLEAN" },
 		{ EFAULT, "EFAULT" }, { EAGAIN, "EAGAIN" }, { EINTR, "EINTR" },
+		{ EXDEV, "EXDEV" }, { EBADE, "EBADE" },
 	};
 
 	if (e < 0 && e != INT_MIN)

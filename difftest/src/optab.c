@@ -182,6 +182,38 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		RANGE_OF(range), .gen = dt_gen_fiemap_sync, .exec = dt_x_fiemap_sync,
 		.xfs_io = dt_xio_fiemap_sync, .reloc = dt_reloc_range,
 	},
+	/* O_DIRECT: the range is written back and invalidated first
+	 * (iomap_dio_rw()), so batched maps are checked before it */
+	[DT_DIO_WRITE] = {
+		.name = "dio_write", .cmd = "dio_pwrite", .syntax = DT_SYN_PAT_RANGE,
+		.call = "pwrite", .mode = DT_MODE_NONE,
+		.flags = DT_OPF_IO | DT_OPF_TOUCH | DT_OPF_GROW | DT_OPF_SETTLE | DT_OPF_OWNRUN,
+		RANGE_OF(pat_range), .gen = dt_gen_dio, .exec = dt_x_dio_write,
+		.xfs_io = dt_xio_dio_pwrite, .model = dt_model_dio_pwrite,
+		.reloc = dt_reloc_range, .cowlat = dt_cow_write,
+	},
+	[DT_DIO_READ] = {
+		.name = "dio_read", .cmd = "dio_pread", .syntax = DT_SYN_RANGE,
+		.call = "pread", .mode = DT_MODE_NONE,
+		.flags = DT_OPF_IO | DT_OPF_SETTLE | DT_OPF_OWNRUN,
+		RANGE_OF(range), .gen = dt_gen_dio, .exec = dt_x_dio_read,
+		.xfs_io = dt_xio_dio_pread, .reloc = dt_reloc_range,
+	},
+	[DT_COPY_RANGE] = {
+		.name = "copy_range", .cmd = "copy_range", .syntax = DT_SYN_REFLINK,
+		.call = "copy_range", .mode = DT_MODE_NONE,
+		.flags = DT_OPF_TOUCH | DT_OPF_GROW | DT_OPF_SETTLE,
+		RANGE_OF(reflink), .gen = dt_gen_copy_range, .exec = dt_x_copy_range,
+		.xfs_io = dt_xio_copy_range, .model = dt_model_copy_range,
+		.reloc = dt_reloc_reflink, .cowlat = dt_cow_write,
+	},
+	[DT_DEDUPE] = {
+		.name = "dedupe", .cmd = "dedupe", .syntax = DT_SYN_REFLINK,
+		.call = "FIDEDUPERANGE", .mode = DT_MODE_NONE, .flags = DT_OPF_SETTLE,
+		RANGE_OF(reflink), .gen = dt_gen_dedupe, .exec = dt_x_dedupe,
+		.xfs_io = dt_xio_dedupe, .model = dt_model_dedupe,
+		.reloc = dt_reloc_reflink,
+	},
 };
 
 /* A kind outside the table (a corrupt op): refused where it would run. */

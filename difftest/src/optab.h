@@ -44,6 +44,7 @@ enum dt_syntax {
 #define DT_OPF_ALLOC	0x20u	/* really allocates (generator: capped, no ENOSPC in the model) */
 #define DT_OPF_TOUCH	0x40u	/* fragmenter's general op that rewrites blocks: kept small */
 #define DT_OPF_GROW	0x80u	/* can grow the file: a fragmenter's stays near its span */
+#define DT_OPF_OWNRUN	0x100u	/* repro.sh runs it in an xfs_io of its own (xfs_io -d) */
 
 #define DT_MODE_NONE	(-1)	/* dt_opdesc.mode: no fallocate mode */
 #define DT_MODE_OP	(-2)	/* dt_opdesc.mode: the op's own mode word (fmode) */
@@ -142,6 +143,9 @@ void dt_gen_seek(struct dt_genctx *, struct dt_op *);
 void dt_gen_reflink(struct dt_genctx *, struct dt_op *);
 void dt_gen_sync_range(struct dt_genctx *, struct dt_op *);
 void dt_gen_fiemap_sync(struct dt_genctx *, struct dt_op *);
+void dt_gen_dio(struct dt_genctx *, struct dt_op *);
+void dt_gen_copy_range(struct dt_genctx *, struct dt_op *);
+void dt_gen_dedupe(struct dt_genctx *, struct dt_op *);
 
 /* exec.c */
 int dt_x_pwrite(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
@@ -159,6 +163,10 @@ int dt_x_drop(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *)
 int dt_x_remount(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_seek(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_reflink(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_dio_write(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_dio_read(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_copy_range(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_dedupe(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_unknown(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 
 /* script.c (the reproducer's xfs_io commands and model replay) */
@@ -173,11 +181,18 @@ int dt_xio_fiemap_sync(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_reflink(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_falloc(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_nothing(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_dio_pwrite(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_dio_pread(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_copy_range(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_dedupe(const struct dt_op *, int64_t, char *, size_t);
 int64_t dt_model_pwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_mwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_truncate(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_falloc(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_reflink(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_dio_pwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_copy_range(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_dedupe(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_sync_range(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 
 /* shiftmap.c */

@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/fiemap.h>
@@ -233,6 +234,58 @@ static void probe_reflink(struct dt_target *t, int fd, const char *path, const c
 	}
 }
 
+#ifndef STATX_DIOALIGN
+#define STATX_DIOALIGN 0x00002000U
+#endif
+
+/* O_DIRECT: whether the file system opens a file for it (tmpfs before 6.6
+ * does not), and the alignment it asks for: the logical block size of the
+ * device (bdev_logical_block_size(), which iomap_dio_bio_iter() and
+ * xfs_file_dio_write() check in 6.1), read with BLKSSZGET from the mounted
+ * device, else statx()'s dio_offset_align (the same number on 6.1; later
+ * kernels may report a larger, advised alignment there).  FUSE has no
+ * alignment rule (fuse_direct_IO()), nor has a target whose kernel says
+ * nothing.  copy_file_range on a file system without reflink (FUSE, an
+ * XFS-profile stand-in) copies through the page cache, and FIDEDUPERANGE
+ * is then EOPNOTSUPP: off there. */
+static void probe_dio_copy(struct dt_target *t, const char *path)
+{
+	int fd = open(path, O_RDWR | O_DIRECT);
+	char note[160];
+
+	if (fd < 0) {
+		t->disabled |= DT_KBIT(DT_DIO_WRITE) | DT_KBIT(DT_DIO_READ);
+		snprintf(note, sizeof(note), "O_DIRECT %s here: dio_write, dio_read off; ",
+			 dt_errname(-errno));
+		add_note(t, note);
+	} else {
+		struct statx sx;
+		struct stat st;
+		int ssz = 0;
+		t->dio_align = 1;
+		if (!strcmp(t->fsname, "rangeshift-fusefs")) {
+			/* no rule */
+		} else if (t->mnt_dev[0] && !stat(t->mnt_dev, &st) && S_ISBLK(st.st_mode)) {
+			int bfd = open(t->mnt_dev, O_RDONLY);
+			if (bfd >= 0 && !ioctl(bfd, BLKSSZGET, &ssz) && ssz > 1)
+				t->dio_align = (uint32_t)ssz;
+			if (bfd >= 0)
+				close(bfd);
+		}
+		if (t->dio_align == 1 && strcmp(t->fsname, "rangeshift-fusefs") &&
+		    !statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) &&
+		    (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align > 1)
+			t->dio_align = sx.stx_dio_offset_align;
+		close(fd);
+	}
+	if (!strcmp(t->fsname, "rangeshift-fusefs") || (t->disabled & DT_KBIT(DT_REFLINK)))
+		t->copy_flags |= RM_COPY_NO_REMAP;
+	if ((t->copy_flags & RM_COPY_NO_REMAP) && t->mopts.profile == RM_PROFILE_XFS) {
+		t->disabled |= DT_KBIT(DT_DEDUPE);
+		add_note(t, "no reflink here (model: xfs): dedupe off, copy_range copies; ");
+	}
+}
+
 /* What the file system in t->dir can do, probed on a scratch file:
  * FIEMAP, shared writable mmap, each fallocate kind, reflink. */
 static int probe(struct dt_target *t, char *err, size_t errn)
@@ -281,6 +334,7 @@ static int probe(struct dt_target *t, char *err, size_t errn)
 	if ((rc = probe_falloc(t, fd, buf, bs, err, errn)))
 		goto out;
 	probe_reflink(t, fd, path, buf, bs);
+	probe_dio_copy(t, path);
 	/* Invalid mode words are only comparable when the fs implements every
 	 * mode the model does (vfs_fallocate() checks first, the fs after). */
 	if (t->disabled & (DT_KBIT(DT_ZERO) | DT_KBIT(DT_INSERT) | DT_KBIT(DT_COLLAPSE) |
@@ -828,6 +882,80 @@ int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off
 		.src_length = (uint64_t)len, .dest_offset = (uint64_t)off,
 	};
 	return ioctl(s->fd[i], FICLONERANGE, &r) < 0 ? neg_errno() : 0;
+}
+
+/* O_DIRECT through a descriptor of its own, opened for the call: the
+ * session's descriptors stay buffered, and a reopen, remount or reset has
+ * nothing more to redo.  The buffer is the caller's (aligned: exec.c). */
+static ssize_t dio_io(struct dt_session *s, int i, void *b, size_t n, int64_t off, int wr)
+{
+	int fd = open(s->path[i], O_RDWR | O_DIRECT);
+
+	if (fd < 0)
+		return neg_errno();
+	ssize_t r = wr ? pwrite(fd, b, n, off) : pread(fd, b, n, off);
+	if (r < 0)
+		r = neg_errno();
+	close(fd);
+	return r;
+}
+
+ssize_t dt_t_dio_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_dio_pwrite(FAKE(s, i), b, n, off, s->t->dio_align);
+	return dio_io(s, i, (void *)b, n, off, 1);
+}
+
+ssize_t dt_t_dio_pread(struct dt_session *s, int i, void *b, size_t n, int64_t off)
+{
+	if (s->t->type != DT_T_FD)
+		return rm_dio_pread(FAKE(s, i), b, n, off, s->t->dio_align);
+	return dio_io(s, i, b, n, off, 0);
+}
+
+int64_t dt_t_copy_range(struct dt_session *s, int i, int src, int64_t soff, int64_t off,
+			int64_t len)
+{
+	if (s->t->type != DT_T_FD)
+		return dt_copy_loop(FAKE(s, i), FAKE(s, src), soff, off, len, s->t->copy_flags);
+	/* the raw system call, as xfs_io makes it (no libc fallback) */
+	loff_t so = soff, doff = off;
+	size_t left = (size_t)len;
+	int64_t total = 0;
+	do {
+		long r = syscall(SYS_copy_file_range, s->fd[src], &so, s->fd[i], &doff, left, 0u);
+		if (r < 0)
+			return neg_errno();
+		if (r == 0)
+			break;
+		total += r;
+		left -= (size_t)r;
+	} while (left > 0);
+	return total;
+}
+
+int64_t dt_t_dedupe(struct dt_session *s, int i, int src, int64_t soff, int64_t off,
+		    int64_t len)
+{
+	if (s->t->type != DT_T_FD) {
+		int64_t bytes;
+		int st;
+		int r = rm_dedupe_range(FAKE(s, i), FAKE(s, src), soff, off, len, &bytes, &st);
+		return dt_dedupe_result(r, st, bytes);
+	}
+	struct file_dedupe_range *a = calloc(1, sizeof(*a) + sizeof(a->info[0]));
+	if (!a)
+		return -ENOMEM;
+	a->src_offset = (uint64_t)soff;
+	a->src_length = (uint64_t)len;
+	a->dest_count = 1;
+	a->info[0].dest_fd = s->fd[i];
+	a->info[0].dest_offset = (uint64_t)off;
+	int rc = ioctl(s->fd[src], FIDEDUPERANGE, a) < 0 ? neg_errno() : 0;
+	int64_t res = dt_dedupe_result(rc, a->info[0].status, (int64_t)a->info[0].bytes_deduped);
+	free(a);
+	return res;
 }
 
 int dt_t_reopen(struct dt_session *s, int i)

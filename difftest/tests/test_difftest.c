@@ -90,6 +90,8 @@ static void test_op_roundtrip(void **state)
 	dt_gen_init(&g, 42, 2, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;	/* opt-in by default; its syntax is tested too */
 	dt_weights_writeback(g.weights);	/* so are the write-back points' */
+	g.weights[DT_DIO_WRITE] = g.weights[DT_DIO_READ] = 10;	/* and fsx's other ops */
+	g.weights[DT_COPY_RANGE] = g.weights[DT_DEDUPE] = 10;
 	int seen[DT_NKINDS] = { 0 };
 	for (int k = 0; k < 20000; k++) {
 		struct dt_op a, b;

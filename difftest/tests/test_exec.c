@@ -98,7 +98,8 @@ static void test_every_kind_clean(void **state)
 		"f0 funshare 0 4096", "f0 fmode 0x28 0 4096", "f0 fsync", "f0 reopen",
 		"drop_caches", "remount", "f0 seek -d 0", "f0 seek -h 0",
 		"f1 reflink f0 0 0 8192", "f0 fdatasync", "f0 sync_range -a -w 0 4096",
-		"f0 fiemap 0 65536",
+		"f0 fiemap 0 65536", "f0 dio_pwrite -S 0x44 8192 8192", "f0 dio_pread 100 512",
+		"f1 copy_range f0 100 4096 5000", "f1 dedupe f0 0 0 4096",
 	};
 	struct fx f;
 

@@ -127,6 +127,8 @@ static void test_roundtrip_generated(void **state)
 	dt_gen_init(&g, 99, 3, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;
 	dt_weights_writeback(g.weights);	/* fdatasync, sync_range, fiemap_sync */
+	g.weights[DT_DIO_WRITE] = g.weights[DT_DIO_READ] = 10;
+	g.weights[DT_COPY_RANGE] = g.weights[DT_DEDUPE] = 10;
 	for (int k = 0; k < 20000; k++) {
 		struct dt_op op;
 		dt_gen_next(&g, m, live, &op);
@@ -183,6 +185,9 @@ static void test_malformed(void **state)
 		{ "f0 sync_range -a 0 4096 1", "takes 2 arguments, got 3" },
 		{ "f0 fdatasync 0", "takes 0 arguments" },
 		{ "f0 fiemap 0", "takes 2 arguments, got 1" },
+		{ "f0 copy_range f1 0 0", "takes 4 arguments, got 3" },
+		{ "f0 dedupe 1 0 0 4096", "source must be a file" },
+		{ "f0 dio_pwrite 0 4096", "takes" },
 	};
 	char err[256];
 
@@ -254,6 +259,13 @@ static void test_xfs_io(void **state)
 		{ "f0 sync_range 4096 0", 0, 1, "-c \"sync_range -w 4096 0\"" },
 		{ "f0 sync_range -a 0 -1", 0, DT_XIO_NONE, NULL },
 		{ "f0 fiemap 0 8192", 0, 1, "-c \"fiemap 0 8192\"" },
+		{ "f0 dio_pwrite -S 0x41 512 4096", 0, 1,
+		  "-d -c \"pwrite -q -b 4096 -S 0x41 512 4096\"" },
+		{ "f0 dio_pread 100 0", 0, 1, "-d -c \"pread -q 100 0\"" },
+		{ "f1 copy_range f2 1 4096 8192", 0, 1, "-c \"copy_range -s 1 -d 4096 -l 8192 $F2\"" },
+		{ "f1 copy_range f2 -1 4096 8192", 0, DT_XIO_NONE, NULL },
+		{ "f1 dedupe f0 0 4096 8192", 0, 1, "-c \"dedupe -q $F0 0 4096 8192\"" },
+		{ "f1 dedupe f0 0 4096 0", 0, DT_XIO_NONE, NULL },
 		{ "f0 reopen", 0, DT_XIO_NOTHING, "" },
 		{ "remount", 0, DT_XIO_NOTHING, "" },
 	};

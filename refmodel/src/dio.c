@@ -83,12 +83,11 @@ static void fn_may_unwritten(struct seg *s)
  *     the range inside EOF may now be unwritten; an extending write then
  *     truncates everything past EOF (ext4_inode_extension_cleanup() ->
  *     ext4_truncate_failed_write() -> ext4_truncate(), which also zeroes
- *     the tail block: rm_truncate() to the same size).  This holds when the
- *     start is misaligned (the first iteration fails); a request whose
- *     start is aligned but whose end is not writes the mappings before the
- *     last one first, which depends on the on-disk extents: the model
- *     answers as for a misaligned start (difftest generates misaligned
- *     starts only).
+ *     the tail block: rm_truncate() to the same size).  The first
+ *     iteration always fails: a write maps (allocates) every mapping, and
+ *     with a misaligned offset its pos is misaligned, with a misaligned
+ *     length what is left of the request is (bdev_iter_is_aligned()), so
+ *     no byte is ever written.
  *  O5 success: the range is written back and its page cache invalidated
  *     first (iomap_dio_rw(): filemap_write_and_wait_range(),
  *     invalidate_inode_pages2_range()), then written; partial blocks of new
@@ -144,55 +143,30 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 	return err ? err : r;
 }
 
-struct blkmay {
-	int64_t pos;
-	unsigned state, may;
+struct readscan {
+	bool any_data;		/* some block's state is written */
+	bool may_data;		/* some block may be written */
+	bool all_may_other;	/* every block may be a hole or unwritten */
 };
 
-static int may_cb(void *ctx, const struct rm_run *run)
+static int scan_cb(void *ctx, const struct rm_run *run)
 {
-	struct blkmay *b = ctx;
-	if (run->off <= b->pos && b->pos < run->off + run->len) {
-		b->state = run->state;
-		b->may = run->may;
-	}
+	struct readscan *r = ctx;
+	r->any_data |= run->state == RM_DATA;
+	r->may_data |= (run->may & RM_DATA) != 0;
+	r->all_may_other &= (run->may & (RM_HOLE | RM_UNWRITTEN)) != 0;
 	return 0;
 }
 
-/* The state and may-set of the block holding byte pos (a hole past the
- * map). */
-static struct blkmay blk_at(const struct rm_file *f, int64_t pos)
+/* The blocks a misaligned read iterates over (to the request's end, past
+ * EOF too). */
+static struct readscan read_scan(const struct rm_file *f, int64_t off, int64_t n)
 {
-	int64_t a = rdown(pos, f->bs);
-	struct blkmay b = { .pos = pos, .state = RM_HOLE, .may = RM_HOLE };
-	if (rm_walk(f, a, a + f->bs, may_cb, &b))
-		b.state = b.may = RM_HOLE;
-	return b;
-}
-
-static unsigned blk_may(const struct rm_file *f, int64_t pos)
-{
-	return blk_at(f, pos).may;
-}
-
-/* What the decisive blocks of a misaligned read may be: bit 0 set when
- * the read may fail (a decisive block may be written), bit 1 when it may
- * succeed (every decisive block may be a hole or unwritten). */
-static unsigned read_outcomes(const struct rm_file *f, int64_t off, int64_t n, int64_t al)
-{
-	bool may_fail = false, must_fail = false;
-	int64_t end = off + n;
-	int64_t edge[2] = { off % al ? off : -1, end % al ? end - 1 : -1 };
-	for (int i = 0; i < 2; i++) {
-		if (edge[i] < 0)
-			continue;
-		unsigned m = blk_may(f, edge[i]);
-		if (m & RM_DATA)
-			may_fail = true;
-		if (m == RM_DATA)
-			must_fail = true;
-	}
-	return (may_fail ? 1u : 0u) | (must_fail ? 0u : 2u);
+	struct readscan r = { .all_may_other = true };
+	int64_t a = rdown(off, f->bs), e = rup(off + n, f->bs);
+	if (rm_walk(f, a, e, scan_cb, &r))
+		r.any_data = r.may_data = true, r.all_may_other = false;
+	return r;
 }
 
 /*
@@ -201,12 +175,18 @@ static unsigned read_outcomes(const struct rm_file *f, int64_t off, int64_t n, i
  *     (ext4_file_read_iter(), xfs_file_read_iter()); a read at or past EOF
  *     is 0 (__iomap_dio_rw()), before any alignment check.
  *  O4 the iterations go on past EOF up to the request's end (only the
- *     answer is clipped to i_size: iomap_dio_complete()); a misaligned
- *     start or end fails with -EINVAL when its block is mapped written
- *     (iomap_dio_bio_iter()), and reads as zeros when it is a hole or
- *     unwritten (iomap_dio_hole_iter()); so the answer depends on the state
- *     of at most two blocks.  The model answers by their state;
- *     rm_dio_pread_ok() takes either answer where their may-set allows
+ *     answer is clipped to i_size: iomap_dio_complete()).  Holes and
+ *     unwritten extents are read as zeros without any check
+ *     (iomap_dio_hole_iter()); a written mapping goes through
+ *     iomap_dio_bio_iter(), which refuses it with -EINVAL when its own
+ *     (pos | length) or what is left of the request is misaligned
+ *     (bdev_iter_is_aligned(): the buffer address, advanced by the bytes
+ *     before the mapping, against the DMA alignment, 511, and the count
+ *     left against the logical block size).  A mapping starts on a block,
+ *     so with a misaligned offset or length every written mapping fails:
+ *     a misaligned read is -EINVAL exactly when a block of the range is
+ *     written.  The model answers by the blocks' states;
+ *     rm_dio_pread_ok() takes either answer where the may-sets allow
  *     both.
  * The write-back of the range (filemap_write_and_wait_range()) only ends
  * M5 latitude, which the model keeps (the file is const here).
@@ -221,10 +201,7 @@ ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off
 	if (n == 0 || off >= f->size)
 		return 0;
 	if (f->profile != RM_PROFILE_BYTES && ((off | n) & (al - 1))) {
-		/* by the decisive blocks' states (O4) */
-		int64_t end = off + n;
-		if ((off % al && blk_at(f, off).state == RM_DATA) ||
-		    (end % al && blk_at(f, end - 1).state == RM_DATA))
+		if (read_scan(f, off, n).any_data)	/* O4 */
 			return -EINVAL;
 	}
 	return rm_pread(f, buf, len, off);
@@ -242,6 +219,6 @@ int rm_dio_pread_ok(const struct rm_file *f, int64_t off, size_t len, uint32_t a
 	int64_t count = imin(n, f->size - off);
 	if (f->profile == RM_PROFILE_BYTES || !((off | n) & (al - 1)))
 		return result == count;
-	unsigned o = read_outcomes(f, off, n, al);
-	return ((o & 1u) && result == -EINVAL) || ((o & 2u) && result == count);
+	struct readscan r = read_scan(f, off, n);
+	return (r.may_data && result == -EINVAL) || (r.all_may_other && result == count);
 }
