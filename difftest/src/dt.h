@@ -334,7 +334,7 @@ void dt_ondisk_checks(struct dt_target *t, const uint64_t *ino, const int64_t *r
  * loop; bytes or the first error), and FIDEDUPERANGE's answer, status and
  * bytes_deduped in one value: the ioctl's or the status's -errno, -EBADE
  * for FILE_DEDUPE_RANGE_DIFFERS, else bytes_deduped. */
-int64_t dt_copy_loop(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+int64_t dt_copy_loop(struct rm_file *dst, struct rm_file *src, int64_t soff,
 		     int64_t off, int64_t len, unsigned flags);
 int64_t dt_dedupe_result(int ret, int status, int64_t bytes);
 

@@ -287,7 +287,7 @@ int64_t dt_model_dio_pwrite(struct rm_file *const *m, int nfiles, const struct d
 	return rm_dio_pwrite(m[op->file], buf, (size_t)op->len, op->off, 512);
 }
 
-int64_t dt_copy_loop(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+int64_t dt_copy_loop(struct rm_file *dst, struct rm_file *src, int64_t soff,
 		     int64_t off, int64_t len, unsigned flags)
 {
 	int64_t total = 0;

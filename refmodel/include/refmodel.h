@@ -270,14 +270,15 @@ int rm_clone_range(struct rm_file *dst, const struct rm_file *src,
  * changed); ext4 fails it with -EINVAL after allocating unwritten blocks
  * over the first mapping's holes (latitude); a read fails with -EINVAL
  * only when a misaligned edge lies in a written block.  A successful
- * write is rm_pwrite() whose blocks are then exactly written (no
- * write-back latitude).  rm_dio_pread() answers by the blocks' states;
+ * write is rm_pwrite() whose blocks are then exactly written and clean
+ * (no write-back latitude); both write the range back first, as
+ * rm_writeback() (a read only when it starts before EOF).  rm_dio_pread() answers by the blocks' states;
  * rm_dio_pread_ok() says whether `result` is an answer a correct kernel
  * may give (either, where an edge block's may-set has written and
  * unwritten or hole). */
 ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off,
 		      uint32_t align);
-ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off,
+ssize_t rm_dio_pread(struct rm_file *f, void *buf, size_t len, int64_t off,
 		     uint32_t align);
 int rm_dio_pread_ok(const struct rm_file *f, int64_t off, size_t len, uint32_t align,
 		    int64_t result);
@@ -286,21 +287,24 @@ int rm_dio_pread_ok(const struct rm_file *f, int64_t off, size_t len, uint32_t a
  * (src/copy.c, RULES.md X1-X3): bytes copied, possibly short, or -errno.
  * On XFS a block-aligned request is cloned (rm_clone_range()) and may be
  * shortened to whole blocks; otherwise the bytes are copied through the
- * page cache (written data, zeros over the source's holes).
+ * page cache (written data, zeros over the source's holes, dirty until
+ * write-back as rm_pwrite()); the clone writes both ranges back first
+ * (rm_clone_range_wb()).
  * RM_COPY_NO_REMAP: the file system cannot remap (FUSE over an xfs
  * profile): always the page-cache copy. */
 #define RM_COPY_NO_REMAP	0x1u
-ssize_t rm_copy_file_range(struct rm_file *dst, const struct rm_file *src,
+ssize_t rm_copy_file_range(struct rm_file *dst, struct rm_file *src,
 			   int64_t soff, int64_t doff, uint64_t len, unsigned flags);
 
 /* FIDEDUPERANGE from src [soff, soff+len) to one destination dst at doff
  * (src/copy.c, RULES.md X4-X7).  Returns the ioctl's answer (0 or
  * -errno: -EOPNOTSUPP unless XFS, -EINVAL for a bad source range); on 0,
  * *status is the destination's status (RM_DEDUPE_SAME, RM_DEDUPE_DIFFERS
- * or -errno) and *bytes its bytes_deduped. */
+ * or -errno) and *bytes its bytes_deduped.  Both ranges are written back
+ * before the bytes are compared (__generic_remap_file_range_prep()). */
 #define RM_DEDUPE_SAME		0	/* FILE_DEDUPE_RANGE_SAME */
 #define RM_DEDUPE_DIFFERS	1	/* FILE_DEDUPE_RANGE_DIFFERS */
-int rm_dedupe_range(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+int rm_dedupe_range(struct rm_file *dst, struct rm_file *src, int64_t soff,
 		    int64_t doff, int64_t len, int64_t *bytes, int *status);
 
 /* FIEMAP of [start, start+len) rounded out to blocks: fills up to max

@@ -102,7 +102,7 @@ static ssize_t splice_copy(struct rm_file *dst, const struct rm_file *src,
  *  X2 XFS (reflink=1): ->remap_file_range(..., REMAP_FILE_CAN_SHORTEN)
  *     first: block-aligned offsets and a count that is whole blocks or
  *     ends at the source EOF (else shortened to whole blocks) are cloned
- *     as FICLONERANGE clones them (rm_clone_range(): the destination
+ *     as FICLONERANGE clones them (rm_clone_range_wb(): the destination
  *     shares the source's written blocks, holes stay holes) and the cloned
  *     count is the answer, possibly short.  Nothing left to clone (an
  *     unaligned offset, less than a block): the page-cache copy.
@@ -114,7 +114,7 @@ static ssize_t splice_copy(struct rm_file *dst, const struct rm_file *src,
  *  flags RM_COPY_NO_REMAP: the file system has no ->remap_file_range
  *  (FUSE), X3 whatever the profile.
  */
-ssize_t rm_copy_file_range(struct rm_file *dst, const struct rm_file *src,
+ssize_t rm_copy_file_range(struct rm_file *dst, struct rm_file *src,
 			   int64_t soff, int64_t doff, uint64_t len, unsigned flags)
 {
 	dst->ops++;
@@ -147,8 +147,8 @@ ssize_t rm_copy_file_range(struct rm_file *dst, const struct rm_file *src,
 	if (dst->profile == RM_PROFILE_XFS && !(flags & RM_COPY_NO_REMAP)) {
 		int64_t c = remap_count(dst, src, soff, doff, imin(n, MAX_RW_COUNT));
 		if (c > 0) {
-			dst->ops--;	/* rm_clone_range() counts it */
-			int err = rm_clone_range(dst, src, soff, doff, c);
+			dst->ops--;	/* rm_clone_range_wb() counts it */
+			int err = rm_clone_range_wb(dst, src, soff, doff, c);
 			return err ? err : (ssize_t)c;
 		}
 	}
@@ -202,7 +202,7 @@ static int same_bytes(const struct rm_file *src, int64_t soff, const struct rm_f
  *     requested len (clipped to 1 GiB), not the shortened count, even
  *     when nothing was left to remap.
  */
-int rm_dedupe_range(struct rm_file *dst, const struct rm_file *src, int64_t soff,
+int rm_dedupe_range(struct rm_file *dst, struct rm_file *src, int64_t soff,
 		    int64_t doff, int64_t len, int64_t *bytes, int *status)
 {
 	dst->ops++;
@@ -245,6 +245,13 @@ int rm_dedupe_range(struct rm_file *dst, const struct rm_file *src, int64_t soff
 		return 0;
 	}
 	if (count > 0) {
+		/* __generic_remap_file_range_prep(): both ranges written back
+		 * before the comparison */
+		int werr = rm_writeback(src, soff, count);
+		if (!werr)
+			werr = rm_writeback(dst, doff, count);
+		if (werr)
+			return werr;
 		int same = same_bytes(src, soff, dst, doff, count);
 		if (same < 0)
 			return same;
@@ -252,8 +259,8 @@ int rm_dedupe_range(struct rm_file *dst, const struct rm_file *src, int64_t soff
 			*status = RM_DEDUPE_DIFFERS;
 			return 0;
 		}
-		dst->ops--;	/* rm_clone_range() counts it */
-		int err = rm_clone_range(dst, src, soff, doff, count);
+		dst->ops--;	/* rm_clone_range_wb() counts it */
+		int err = rm_clone_range_wb(dst, src, soff, doff, count);
 		if (err) {
 			*status = err;
 			return 0;

@@ -121,6 +121,10 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		if (off >= f->maxbytes)
 			return -EFBIG;
 		n = imin(n, f->maxbytes - off);
+		/* iomap_dio_rw() writes the range back before it iterates */
+		int err0 = rm_writeback(f, off, n);
+		if (err0)
+			return err0;
 		int64_t bs = f->bs, size = f->size;
 		int64_t a = rdown(off, bs);
 		if (a < size) {
@@ -136,10 +140,19 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		}
 		return -EINVAL;
 	}
-	ssize_t r = rm_pwrite(f, buf, len, off);			/* O5 */
-	if (r <= 0 || f->profile == RM_PROFILE_BYTES)
+	/* O5: the range written back first (what is dirty around the data
+	 * in its pages), the data written past the page cache: clean */
+	if (off < f->maxbytes) {
+		int err0 = rm_writeback(f, off, n);
+		if (err0)
+			return err0;
+	}
+	ssize_t r = rm_pwrite(f, buf, len, off);
+	if (r <= 0)
 		return r;
-	int err = for_segs(f, rdown(off, f->bs), rup(off + r, f->bs), fn_written);
+	int err = rm_writeback(f, off, r);
+	if (!err && f->profile != RM_PROFILE_BYTES)
+		err = for_segs(f, rdown(off, f->bs), rup(off + r, f->bs), fn_written);
 	return err ? err : r;
 }
 
@@ -188,10 +201,10 @@ static struct readscan read_scan(const struct rm_file *f, int64_t off, int64_t n
  *     written.  The model answers by the blocks' states;
  *     rm_dio_pread_ok() takes either answer where the may-sets allow
  *     both.
- * The write-back of the range (filemap_write_and_wait_range()) only ends
- * M5 latitude, which the model keeps (the file is const here).
+ * Before the iterations the range is written back
+ * (filemap_write_and_wait_range()): rm_writeback().
  */
-ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off,
+ssize_t rm_dio_pread(struct rm_file *f, void *buf, size_t len, int64_t off,
 		     uint32_t align)
 {
 	int64_t al = dio_align(align);
@@ -200,6 +213,9 @@ ssize_t rm_dio_pread(const struct rm_file *f, void *buf, size_t len, int64_t off
 	int64_t n = imin((int64_t)len, MAX_RW_COUNT);
 	if (n == 0 || off >= f->size)
 		return 0;
+	int err = rm_writeback(f, off, n);	/* __iomap_dio_rw() */
+	if (err)
+		return err;
 	if (f->profile != RM_PROFILE_BYTES && ((off | n) & (al - 1))) {
 		if (read_scan(f, off, n).any_data)	/* O4 */
 			return -EINVAL;

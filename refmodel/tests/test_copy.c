@@ -72,7 +72,7 @@ static void same(const struct snap *a, const struct snap *b)
 	assert_string_equal(a->map, b->map);
 }
 
-static void copy_fails(struct rm_file *d, const struct rm_file *s, int64_t so, int64_t dof,
+static void copy_fails(struct rm_file *d, struct rm_file *s, int64_t so, int64_t dof,
 		       uint64_t len, int err)
 {
 	struct snap a, b;
@@ -203,7 +203,7 @@ static void test_copy_x2_xfs_clone(void **state)
 	rm_file_free(t);
 }
 
-static void dedupe(struct rm_file *d, const struct rm_file *s, int64_t so, int64_t dof,
+static void dedupe(struct rm_file *d, struct rm_file *s, int64_t so, int64_t dof,
 		   int64_t len, int ret, int status, int64_t bytes)
 {
 	int64_t b = -1;
