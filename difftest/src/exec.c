@@ -1110,14 +1110,27 @@ int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, str
 	struct rm_file *m = x->s->model[i];
 
 	fill_pattern(x->mbuf, n, op->pat);
+	int64_t old = rm_size(m);
 	int64_t mr = rm_dio_pwrite(m, x->mbuf, n, op->off, x->s->t->dio_align);
+	/* FUSE with async direct I/O (libfuse's default): a write the server
+	 * shortens (at its s_maxbytes; FUSE's own is MAX_LFS_FILESIZE, so the
+	 * kernel does not shorten it first) is -EIO (fuse_get_res_by_io():
+	 * io->bytes set on a write), and fuse_direct_IO() then truncates an
+	 * extending write back to the old size (fuse_do_truncate()) */
+	int64_t want = (int64_t)n < DT_MAX_IO ? (int64_t)n : DT_MAX_IO;
+	if (mr > 0 && mr < want && x->s->t->type == DT_T_FD &&
+	    !strcmp(x->s->t->fsname, "rangeshift-fusefs")) {
+		mr = -EIO;
+		if (op->off + want > old && (rc = rm_truncate(m, old)) < 0)
+			return rc;
+	}
 	int64_t tr = dt_t_dio_pwrite(x->s, i, x->mbuf, n, op->off);
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
 		return rc;
-	if (mr == -EINVAL && op->off >= 0) {
+	if ((mr == -EINVAL || mr == -EIO) && op->off >= 0) {
 		int64_t bs = rm_blocksize(m);
 		if ((rc = check_size(x, i, op, opno, d)))
 			return rc;
