@@ -188,10 +188,35 @@ static int same_state(const struct rm_file *a, const struct rm_file *b, struct r
 /* Run ops in order ord on a clone of s.  1 when every judged result and
  * the final state match obs (*out: the final state), 0 when not (why), <0
  * on error. */
+/* The page fault of a mapped write, apart from its copy: the page(s) it
+ * makes dirty are written back whole, bytes unchanged, so their blocks
+ * inside EOF become data.  A concurrent shift can come between the fault
+ * and the copy (it writes the page back and unmaps it; the copy then
+ * faults again at the same address, in the shifted file). */
+static int touch_pages(struct rm_file *c, const struct dt_op *op, unsigned char *buf)
+{
+	int64_t pg = sysconf(_SC_PAGESIZE);
+	int64_t lo = op->off & ~(pg - 1), hi = (op->off + op->len + pg - 1) & ~(pg - 1);
+
+	if (hi > rm_size(c))
+		hi = rm_size(c);
+	if (hi - lo > DT_MAX_IO)
+		hi = lo + DT_MAX_IO;
+	if (lo >= hi)
+		return 0;
+	ssize_t r = rm_pread(c, buf, (size_t)(hi - lo), lo);
+	if (r < 0)
+		return (int)r;
+	r = rm_pwrite(c, buf, (size_t)r, lo);
+	return r < 0 ? (int)r : 0;
+}
+
+/* ord[0..nitems) holds op indices (< n) and, from n on, the page faults
+ * of the mapped writes tidx[k - n] (touch_pages()). */
 static int try_order(const struct rm_file *s, struct rm_file *const *others, int nfiles,
-		     const struct dt_op *ops, const int *ord, int n, const struct dt_race_obs *obs,
-		     struct runvec *rv, unsigned char *buf, struct rm_file **out, char *why,
-		     size_t whyn)
+		     const struct dt_op *ops, const int *ord, int n, const int *tidx, int nitems,
+		     const struct dt_race_obs *obs, struct runvec *rv, unsigned char *buf,
+		     struct rm_file **out, char *why, size_t whyn)
 {
 	struct rm_file *c, *m[DT_MAXFILES] = { 0 };
 	int rc = rm_file_clone(s, &c);
@@ -201,7 +226,14 @@ static int try_order(const struct rm_file *s, struct rm_file *const *others, int
 	for (int i = 1; i < nfiles && i < DT_MAXFILES; i++)
 		m[i] = others[i];
 	m[0] = c;
-	for (int j = 0; j < n; j++) {
+	for (int j = 0; j < nitems; j++) {
+		if (ord[j] >= n) {
+			if ((rc = touch_pages(c, &ops[tidx[ord[j] - n]], buf))) {
+				rm_file_free(c);
+				return rc;
+			}
+			continue;
+		}
 		const struct dt_op *op = &ops[ord[j]];
 		const struct dt_opdesc *od = dt_opdesc_of(op->kind);
 		int64_t want;
@@ -250,32 +282,55 @@ int dt_race_judge(struct rm_file **cand, int *ncand, struct rm_file *const *othe
 		return -EINVAL;
 	}
 	why[0] = 0;
+	/* the page faults of up to two mapped writes are items of their own */
+	int tidx[2], nt = 0;
+	for (int i = 0; i < n; i++)
+		if (ops[i].kind == DT_MWRITE && nt < 2)
+			tidx[nt++] = i;
+	int nitems = n + nt;
 	for (int c = 0; c < *ncand && rc >= 0; c++) {
-		int p[DT_RACE_MAXT];
-		for (int i = 0; i < n; i++)
+		int p[DT_RACE_MAXT + 2];
+		for (int i = 0; i < nitems; i++)
 			p[i] = i;
 		do {
 			struct rm_file *out = NULL;
+			int ok = 1;
+			/* a fault comes before its copy */
+			for (int k = 0; k < nt && ok; k++) {
+				int pf = -1, pc = -1;
+				for (int i = 0; i < nitems; i++) {
+					if (p[i] == n + k)
+						pf = i;
+					if (p[i] == tidx[k])
+						pc = i;
+				}
+				ok = pf < pc;
+			}
+			if (!ok)
+				continue;
 			w[0] = 0;
-			rc = try_order(cand[c], others, nfiles, ops, p, n, obs, &rv, buf, &out, w,
-				       sizeof(w));
+			rc = try_order(cand[c], others, nfiles, ops, p, n, tidx, nitems, obs, &rv, buf,
+				       &out, w, sizeof(w));
 			if (rc < 0)
 				break;
 			if (rc == 0) {
 				/* every order's first difference, from the first state */
 				size_t l = strlen(why);
 				if (c == 0 && l + 1 < whyn) {
-					char ord[2 * DT_RACE_MAXT + 1];
-					for (int i = 0; i < n; i++) {
-						ord[2 * i] = (char)('0' + p[i]);
-						ord[2 * i + 1] = i + 1 < n ? ' ' : 0;
+					char ord[2 * (DT_RACE_MAXT + 2) + 1];
+					for (int i = 0; i < nitems; i++) {
+						/* fault of mapped write k: 'a' + k */
+						ord[2 * i] = (char)(p[i] < n ? '0' + p[i] : 'a' + p[i] - n);
+						ord[2 * i + 1] = i + 1 < nitems ? ' ' : 0;
 					}
 					snprintf(why + l, whyn - l, "%sorder %s: %s", l ? "\n" : "", ord, w);
 				}
 				continue;
 			}
-			if (!matches++)
-				memcpy(order, p, sizeof(int) * (size_t)n);
+			if (!matches++)	/* the ops' order, faults left out */
+				for (int i = 0, k = 0; i < nitems; i++)
+					if (p[i] < n)
+						order[k++] = p[i];
 			int dup = 0;
 			for (int k = 0; k < nkeep && !dup; k++)
 				dup = same_state(keep[k], out, &ra, &rb);
@@ -283,7 +338,7 @@ int dt_race_judge(struct rm_file **cand, int *ncand, struct rm_file *const *othe
 				rm_file_free(out);
 			else
 				keep[nkeep++] = out;
-		} while (dt_race_next_perm(p, n));
+		} while (dt_race_next_perm(p, nitems));
 	}
 	free(buf);
 	free(rv.v);

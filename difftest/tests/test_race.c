@@ -239,6 +239,38 @@ static void test_judge_front(void **state)
 	rm_file_free(s);
 }
 
+/* A mapped write's page fault may come before a concurrent insert and its
+ * copy after it: the page of zeros it dirtied is written back and shifted
+ * as data, the bytes land in the new layout.  The same state without a
+ * mapped write in the window is refused. */
+static void test_judge_fault_apart(void **state)
+{
+	(void)state;
+	struct rm_file *s = mk(), *m;
+	struct dt_op ops[2] = { op_of("f0 mwrite -S 0xdb 5734 2167"), op_of("f0 finsert 4096 12288") };
+	struct dt_race_obs o = { 0 };
+	int ord[DT_RACE_MAXT];
+	char why[512];
+	unsigned char z[4096] = { 0 };
+
+	wr(s, 0, 4 * KB, 'B');
+	wr(s, 8 * KB, 12 * KB, 'B');	/* a hole at [4k, 8k) */
+	assert_int_equal(rm_file_clone(s, &m), 0);
+	assert_int_equal(rm_pwrite(m, z, sizeof(z), 4 * KB), 4096);	/* the fault's page */
+	assert_int_equal(rm_fallocate(m, RM_FALLOC_FL_INSERT_RANGE, 4 * KB, 12 * KB), 0);
+	wr(m, 5734, 2167, 0xdb);					/* the copy */
+	obs_of(m, &o);
+	rm_file_free(m);
+	o.ret[0] = 2167;
+	o.ret[1] = 0;
+	assert_true(judge(s, ops, 2, &o, ord, why) >= 1);
+	ops[0] = op_of("f0 pwrite -S 0xdb 5734 2167");
+	assert_int_equal(judge(s, ops, 2, &o, ord, why), 0);
+	free(o.data);
+	free(o.act);
+	rm_file_free(s);
+}
+
 static void test_kmsg(void **state)
 {
 	(void)state;
@@ -336,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_judge_write_vs_collapse),
 		cmocka_unit_test(test_judge_results_and_map),
 		cmocka_unit_test(test_judge_front),
+		cmocka_unit_test(test_judge_fault_apart),
 		cmocka_unit_test(test_kmsg),
 		cmocka_unit_test(test_cli),
 	};
