@@ -93,6 +93,22 @@ static inline int64_t dt_mapped_len(int64_t off, int64_t len, int64_t size)
 	return off >= size || off < 0 ? 0 : (size - off < len ? size - off : len);
 }
 
+/* The guest's page size (x86-64): the unit of mmap faults and page-cache
+ * write-back, larger than a block of 1 or 2 KiB. */
+#define DT_PAGE_SIZE	4096
+
+/* An mmap write of n bytes of buf at off (inside EOF) on model m: with
+ * blocks smaller than a page, rm_mwrite(): every block of each touched
+ * page up to EOF is allocated and written back (ext4_page_mkwrite() ->
+ * block_page_mkwrite(), iomap_page_mkwrite(), fuse_page_mkwrite() +
+ * fuse_writepage_locked() clipped to i_size; refmodel/RULES.md W10), so
+ * its holes and unwritten blocks become data (zeros); with blocks of a
+ * page or larger (and in the bytes profile) rm_pwrite(), as before.
+ * [*lo, *hi): the bytes the mwrite changed or allocated.  The model's
+ * answer. */
+int64_t dt_mmap_write(struct rm_file *m, const unsigned char *buf, size_t n, int64_t off,
+		      int64_t *lo, int64_t *hi);
+
 /* Kernel log lines that mean a crash (vm/run's set): crash reproducers
  * grep dmesg for them. */
 #define DT_CRASH_LINES "BUG:|kernel BUG at|Oops|WARNING:|general protection"

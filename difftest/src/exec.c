@@ -846,14 +846,16 @@ int dt_x_mwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	if (n && (rc = check_size(x, i, op, opno, d)))	/* (see dt_x_mread()) */
 		return rc;
 	fill_pattern(x->mbuf, n, op->pat);
-	int64_t mr = n ? rm_pwrite(m, x->mbuf, n, op->off) : 0;
+	int64_t lo = op->off, hi = op->off;
+	/* blocks below the page size: whole pages (dt_mmap_write()) */
+	int64_t mr = n ? dt_mmap_write(m, x->mbuf, n, op->off, &lo, &hi) : 0;
 	int64_t tr = dt_t_mwrite(x->s, i, x->mbuf, n, op->off);
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
 		return rc;
-	return mr <= 0 ? DV_NONE : written_check(x, i, op->off, mr, op, opno, d);
+	return mr <= 0 ? DV_NONE : written_check(x, i, lo, hi - lo, op, opno, d);
 }
 
 int dt_x_truncate(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)

@@ -231,14 +231,32 @@ int64_t dt_model_pwrite(struct rm_file *const *m, int nfiles, const struct dt_op
 	return rm_pwrite(m[op->file], buf, (size_t)op->len, op->off);
 }
 
+int64_t dt_mmap_write(struct rm_file *m, const unsigned char *buf, size_t n, int64_t off,
+		      int64_t *lo, int64_t *hi)
+{
+	int64_t bs = rm_blocksize(m), size = rm_size(m);
+
+	*lo = off;
+	*hi = off + (int64_t)n;
+	if (!n || bs >= DT_PAGE_SIZE || rm_profile_of(m) == RM_PROFILE_BYTES || off < 0)
+		return rm_pwrite(m, buf, n, off);
+	int64_t r = rm_mwrite(m, buf, n, off);
+	if (r > 0) {
+		int64_t phi = rm_sat_add(off + r, DT_PAGE_SIZE - 1) & ~(int64_t)(DT_PAGE_SIZE - 1);
+		*lo = off & ~(int64_t)(DT_PAGE_SIZE - 1);
+		*hi = phi < size ? phi : size > off + r ? size : off + r;
+	}
+	return r;
+}
+
 int64_t dt_model_mwrite(struct rm_file *const *m, int nfiles, const struct dt_op *op,
 			unsigned char *buf)
 {
-	int64_t k = dt_mapped_len(op->off, op->len, rm_size(m[op->file]));
+	int64_t k = dt_mapped_len(op->off, op->len, rm_size(m[op->file])), lo, hi;
 
 	(void)nfiles;
 	dt_fill_pattern(buf, (size_t)k, op->pat);
-	return k ? rm_pwrite(m[op->file], buf, (size_t)k, op->off) : 0;
+	return k ? dt_mmap_write(m[op->file], buf, (size_t)k, op->off, &lo, &hi) : 0;
 }
 
 int64_t dt_model_truncate(struct rm_file *const *m, int nfiles, const struct dt_op *op,

@@ -21,6 +21,7 @@
 
 #include "dt.h"
 #include "fstest.h"
+#include "optab.h"
 
 struct good {
 	const char *spec, *name, *mkfs, *mount, *fusefs;
@@ -263,6 +264,57 @@ static void test_fstest(void **state)
 	free(ob);
 }
 
+/* The state of the block at off (rm_walk's run there). */
+struct at { unsigned st; };
+static int at_cb(void *ctx, const struct rm_run *r)
+{
+	((struct at *)ctx)->st = r->state;
+	return 1;
+}
+
+static unsigned state_at(const struct rm_file *m, int64_t off, int64_t bs)
+{
+	struct at a = { 0 };
+	rm_walk(m, off, off + bs, at_cb, &a);
+	return a.st;
+}
+
+/* An mmap write with 1 KiB blocks allocates the rest of its page up to EOF
+ * (zeros: rm_mwrite(), W10), and nothing beyond; with 4 KiB blocks only
+ * the blocks written. */
+static void test_mwrite_pages(void **state)
+{
+	(void)state;
+	for (uint32_t bs = 1024; bs <= 4096; bs *= 4) {
+		struct rm_opts o = { .profile = RM_PROFILE_EXT4, .blocksize = bs };
+		struct rm_file *m[1];
+		unsigned char buf[16384];
+		struct dt_op op = { .kind = DT_MWRITE, .file = 0, .pat = 7, .off = 5000, .len = 10 };
+		int64_t lo, hi;
+		assert_int_equal(rm_file_new(&o, &m[0]), 0);
+		assert_int_equal(rm_truncate(m[0], 10240), 0);	/* EOF inside the third page */
+		dt_fill_pattern(buf, 10, 7);
+		assert_int_equal(dt_mmap_write(m[0], buf, 10, 5000, &lo, &hi), 10);
+		assert_int_equal(lo, bs == 1024 ? 4096 : 5000);
+		assert_int_equal(hi, bs == 1024 ? 8192 : 5010);
+		op.off = 9000;					/* the page EOF cuts */
+		assert_int_equal(dt_model_mwrite(m, 1, &op, buf), 10);
+		for (int64_t b = 0; b < 12288 / (int64_t)bs; b++) {
+			int64_t at = b * (int64_t)bs;
+			int data = bs == 1024 ? (at >= 4096 && at < 10240) : (at == 4096 || at == 8192);
+			unsigned st = state_at(m[0], at, bs);
+			if ((st == RM_DATA) != data)
+				fail_msg("bs %u block %lld: state %u", bs, (long long)b, st);
+		}
+		/* the bytes around the writes are zeros, the writes are there */
+		assert_int_equal(rm_pread(m[0], buf, 10240, 0), 10240);
+		assert_int_equal(buf[4999], 0);
+		assert_int_equal(buf[5000], 7);
+		assert_int_equal(buf[9010], 0);
+		rm_file_free(m[0]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_log_and_script),
 		cmocka_unit_test(test_fstest),
+		cmocka_unit_test(test_mwrite_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
