@@ -69,13 +69,18 @@ unfixed=$(vm/build-kernel --kernel 6.12)
 vm/run --kernel "$unfixed" $(initrd_args "$unfixed") --timeout 900 -- /rangeshift/test-fstests unfixed
 vm/run --kernel "$fixed" $(initrd_args "$fixed") --timeout 900 -- /rangeshift/test-fstests fixed
 
-stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size), 6.1 and 6.12"
+stage "6/8 difftest in QEMU: ext4, XFS, fusefs (CI size), 6.1 and 6.12; 1 KiB blocks"
 out=$RANGESHIFT_CACHE/ci/difftest
 rm -rf "$out" "$out-6.12"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 difftest/difftest-vm --kernel 6.12 --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-6.12" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
+# blocks smaller than the page (one boot, about 90 s at load 16; measured
+# clean at 2,000 ops, bench/RESULTS.md "Configurations")
+rm -rf "$out-config"
+difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-config" \
+	-N "${RS_CI_CONFIG_OPS:-2000}" -S "${RS_CI_SEED:-1}" -t ext4:bs=1024 -t fusefs:bs=1024
 
 stage "7/8 mutation campaign, the cheapest mutants (CI size), 6.1 and 6.12"
 kernel-patches/mutants/campaign --build-dir "$RANGESHIFT_CACHE/build" \
