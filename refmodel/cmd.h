@@ -35,6 +35,8 @@ enum rmcmd_op {
 	RMCMD_TRUNCATE,
 	RMCMD_FALLOC,		/* falloc, fpunch, fzero, fcollapse, finsert, funshare */
 	RMCMD_FSYNC,
+	RMCMD_FDATASYNC,
+	RMCMD_SYNC_RANGE,	/* mode: the RM_SYNC_FILE_RANGE_* flag */
 	RMCMD_FIEMAP,
 	RMCMD_SEEK,
 	RMCMD_STAT,
@@ -55,6 +57,7 @@ enum rmcmd_op {
 #define RMCMD_F_SEEK_HOLE	0x0200u	/* seek -h (or -a) */
 #define RMCMD_F_SEEK_ALL	0x0400u	/* seek -r */
 #define RMCMD_F_SEEK_START	0x0800u	/* seek -s */
+#define RMCMD_F_CACHED		0x2000u	/* fiemap -C (rmio): no FIEMAP_FLAG_SYNC */
 #define RMCMD_F_FAILED		0x1000u	/* xfs_io counted a failure (falloc's
 					 * bad option) but still runs it */
 

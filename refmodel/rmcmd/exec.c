@@ -312,6 +312,16 @@ int rmcmd_exec(struct rmcmd_session *s, const struct rmcmd *cmd)
 		if (r < 0)
 			rmcmd_perror(s, "fsync", r);
 		return r;
+	case RMCMD_FDATASYNC:
+		r = rm_fdatasync(s->file);
+		if (r < 0)
+			rmcmd_perror(s, "fdatasync", r);
+		return r;
+	case RMCMD_SYNC_RANGE:
+		r = rm_sync_file_range(s->file, cmd->off, cmd->len, (unsigned)cmd->mode);
+		if (r < 0)
+			rmcmd_perror(s, "sync_file_range", r);
+		return r;
 	case RMCMD_FIEMAP:
 		return rmcmd_exec_fiemap(s, cmd);
 	case RMCMD_SEEK:

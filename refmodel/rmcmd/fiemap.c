@@ -148,12 +148,25 @@ static void calc_format(const struct rm_extent *ext, const uint64_t *phys,
  * (xfs_read_iomap_begin() and ext4_iomap_begin_report() map from the block
  * holding the start to the block holding the end), the last one flagged
  * FIEMAP_EXTENT_LAST.  xfs_io prints those extents as they come, so a
- * range inside one block shows that whole block. */
+ * range inside one block shows that whole block.
+ *
+ * xfs_io asks with FIEMAP_FLAG_SYNC, so fiemap_prep() writes the file back
+ * (filemap_write_and_wait()) once the range passed its checks: the model
+ * file is written back too (rm_writeback()).  With -C (rmio) the flag is
+ * not given and the extents are the cached view's (rm_fiemap_cached():
+ * delayed allocations flagged FIEMAP_EXTENT_DELALLOC|UNKNOWN). */
 static int64_t fetch_extents(const struct rmcmd_session *s, int64_t start,
-			     int64_t qlen, struct rm_extent **extp,
+			     int64_t qlen, bool cached, struct rm_extent **extp,
 			     uint64_t **physp)
 {
-	int64_t n = rm_fiemap(s->file, start, qlen, NULL, 0);
+	int64_t (*fm)(const struct rm_file *, int64_t, int64_t, struct rm_extent *, size_t) =
+		cached ? rm_fiemap_cached : rm_fiemap;
+	int64_t n = fm(s->file, start, qlen, NULL, 0);
+	if (n >= 0 && !cached) {
+		int err = rm_writeback(s->file, 0, 0);
+		if (err)
+			return err;
+	}
 	struct rm_extent *ext = NULL;
 	uint64_t *phys = NULL;
 
@@ -163,7 +176,7 @@ static int64_t fetch_extents(const struct rmcmd_session *s, int64_t start,
 		if (!ext || !phys)
 			n = -ENOMEM;
 		else
-			n = rm_fiemap(s->file, start, qlen, ext, (size_t)n);
+			n = fm(s->file, start, qlen, ext, (size_t)n);
 	}
 	if (n < 0) {
 		free(ext);
@@ -213,7 +226,7 @@ int rmcmd_exec_fiemap(struct rmcmd_session *s, const struct rmcmd *cmd)
 	}
 
 	fprintf(s->out, "%s:\n", s->name);
-	n = fetch_extents(s, start, qlen, &ext, &phys);
+	n = fetch_extents(s, start, qlen, cmd->flags & RMCMD_F_CACHED, &ext, &phys);
 	if (n < 0) {
 		fprintf(s->err, "rmio: ioctl(FS_IOC_FIEMAP) [\"%s\"]: %s\n",
 			s->name, strerror((int)-n));

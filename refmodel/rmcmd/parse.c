@@ -54,6 +54,8 @@ static int parse_stat(const struct rmcmd_session *, const struct cmdinfo *,
 		      int, char **, struct rmcmd *);
 static int parse_help(const struct rmcmd_session *, const struct cmdinfo *,
 		      int, char **, struct rmcmd *);
+static int parse_sync_range(const struct rmcmd_session *, const struct cmdinfo *,
+			    int, char **, struct rmcmd *);
 
 /* Names, argument counts and usage text as xfs_io 6.1 has them (its own
  * commands); md5sum and xxh3sum are rmio extensions.  Usage lines list
@@ -67,6 +69,9 @@ static const struct cmdinfo cmdtab[] = {
 	  "off len",
 	  "de-allocates space and eliminates the hole by shifting extents",
 	  parse_offlen },
+	{ "fdatasync", RMCMD_FDATASYNC, 0, 0, 0, NULL,
+	  "calls fdatasync(2) to flush the files in-core data to disk",
+	  parse_noargs },
 	{ "fiemap", RMCMD_FIEMAP, 0, 0, -1, "[-alv] [-n nx] [offset [len]]",
 	  "print block mapping for a file", parse_fiemap },
 	{ "finsert", RMCMD_FALLOC, RM_FALLOC_FL_INSERT_RANGE, 2, 2, "off len",
@@ -98,6 +103,8 @@ static const struct cmdinfo cmdtab[] = {
 	  parse_noargs },
 	{ "seek", RMCMD_SEEK, 0, 2, 5, "-a | -d | -h [-r] off",
 	  "locate the next data and/or hole", parse_seek },
+	{ "sync_range", RMCMD_SYNC_RANGE, 0, 2, -1, "[-abw] off len",
+	  "Control writeback on a range of a file", parse_sync_range },
 	{ "stat", RMCMD_STAT, 0, 0, -1, "[-v|-r]",
 	  "statistics on the currently open file", parse_stat },
 	{ "truncate", RMCMD_TRUNCATE, 0, 1, 1, "off",
@@ -373,11 +380,14 @@ static int parse_fiemap(const struct rmcmd_session *s,
 	struct optparse p;
 	uint32_t bs = rm_blocksize(s->file);
 
-	rmcmd_scan_opts(argc, argv, "aln:sv", &p);
+	rmcmd_scan_opts(argc, argv, "aCln:sv", &p);
 	for (int i = 0; i < p.nopts; i++) {
 		const struct opt *o = &p.opts[i];
 
 		switch (o->c) {
+		case 'C':	/* rmio: the cached view, no FIEMAP_FLAG_SYNC */
+			cmd->flags |= RMCMD_F_CACHED;
+			break;
 		case 'l':
 			cmd->flags |= RMCMD_F_LFLAG;
 			break;
@@ -415,6 +425,42 @@ static int parse_fiemap(const struct rmcmd_session *s,
 		cmd->flags |= RMCMD_F_HAS_LEN;
 	}
 	return 0;
+}
+
+/* xfs_io 6.1 sync_range_f(): each of -a, -b, -w sets the flag (the last
+ * one given wins: "-a -w" is SYNC_FILE_RANGE_WRITE alone, measured with
+ * strace), none means WRITE; exactly two operands. */
+static int parse_sync_range(const struct rmcmd_session *s,
+			    const struct cmdinfo *ci, int argc, char **argv,
+			    struct rmcmd *cmd)
+{
+	struct optparse p;
+
+	rmcmd_scan_opts(argc, argv, "abw", &p);
+	cmd->mode = 0;
+	for (int i = 0; i < p.nopts; i++) {
+		const struct opt *o = &p.opts[i];
+
+		switch (o->c) {
+		case 'a':
+			cmd->mode = RM_SYNC_FILE_RANGE_WAIT_AFTER;
+			break;
+		case 'b':
+			cmd->mode = RM_SYNC_FILE_RANGE_WAIT_BEFORE;
+			break;
+		case 'w':
+			cmd->mode = RM_SYNC_FILE_RANGE_WRITE;
+			break;
+		default:
+			bad_option(s, ci->name, o);
+			return usage(s, ci);
+		}
+	}
+	if (!cmd->mode)
+		cmd->mode = RM_SYNC_FILE_RANGE_WRITE;
+	if (p.nops != 2)
+		return usage(s, ci);
+	return offset_length(s, p.operands[0], p.operands[1], cmd);
 }
 
 static int parse_seek(const struct rmcmd_session *s, const struct cmdinfo *ci,

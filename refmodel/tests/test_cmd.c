@@ -291,6 +291,56 @@ static void test_io_limit_refuses_before_touching_model(void **st)
 	cap_close(&c);
 }
 
+#define SYNC_RANGE_USAGE \
+	"sync_range [-abw] off len -- Control writeback on a range of a file\n"
+
+/* fdatasync, sync_range and fiemap as xfs_io 6.1 has them (messages and
+ * exit statuses measured; the last of -a/-b/-w wins, measured with
+ * strace), fiemap writing the model back first (FIEMAP_FLAG_SYNC) and
+ * fiemap -C (rmio) showing the cached view */
+static void test_writeback_commands(void **st)
+{
+	struct cap c;
+
+	(void)st;
+	expect_ignored("sync_range 0", "",
+		       "bad argument count 1 to sync_range, expected at least 2 arguments\n");
+	expect_ignored("fdatasync 1", "",
+		       "bad argument count 1 to fdatasync, expected 0 arguments\n");
+	expect_malformed("sync_range -x 0 4", SYNC_RANGE_USAGE,
+			 "sync_range: invalid option -- 'x'\n");
+	expect_malformed("sync_range -1 4", SYNC_RANGE_USAGE,
+			 "sync_range: invalid option -- '1'\n");
+	expect_malformed("sync_range 0 4 5", SYNC_RANGE_USAGE, "");
+	expect_malformed("sync_range foo 4", "non-numeric offset argument -- foo\n", "");
+	expect_malformed("sync_range 0 bar", "non-numeric length argument -- bar\n", "");
+
+	cap_open(&c, RM_PROFILE_XFS);
+	assert_int_equal(cap_run(&c, "pwrite -q 0 8k"), 0);
+	assert_int_equal(rm_dirty_bytes(c.f), 8192);
+	/* "-w -a": WAIT_AFTER alone, which starts nothing */
+	assert_int_equal(cap_run(&c, "sync_range -w -a 0 4k"), 0);
+	assert_int_equal(rm_dirty_bytes(c.f), 8192);
+	assert_int_equal(cap_run(&c, "sync_range -a -w 0 4k"), 0);
+	assert_int_equal(rm_dirty_bytes(c.f), 4096);
+	cap_reset(&c);
+	assert_int_equal(cap_run(&c, "fiemap -C -v"), 0);
+	assert_string_equal(c.obuf, "f:\n"
+		" EXT: FILE-OFFSET      BLOCK-RANGE      TOTAL FLAGS\n"
+		"   0: [0..7]:          0..7                 8 0x800\n"
+		"   1: [8..15]:         8..15                8   0x7\n");
+	assert_int_equal(cap_run(&c, "fdatasync"), 0);
+	assert_int_equal(rm_dirty_bytes(c.f), 0);
+	assert_int_equal(cap_run(&c, "pwrite -q 8k 4k"), 0);
+	assert_int_equal(rm_dirty_bytes(c.f), 4096);
+	assert_int_equal(cap_run(&c, "fiemap"), 0);	/* FIEMAP_FLAG_SYNC */
+	assert_int_equal(rm_dirty_bytes(c.f), 0);
+	assert_int_equal(cap_run(&c, "pwrite -q 12k 4k"), 0);
+	assert_int_equal(cap_run(&c, "fiemap 0 0"), -EINVAL);	/* refused before the sync */
+	assert_int_equal(rm_dirty_bytes(c.f), 4096);
+	cap_close(&c);
+}
+
 static void test_fiemap_n_sticks_like_xfs_io(void **st)
 {
 	struct cap c;
@@ -939,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_unmodelled_options_refused),
 		cmocka_unit_test(test_io_limit_refuses_before_touching_model),
 		cmocka_unit_test(test_fiemap_n_sticks_like_xfs_io),
+		cmocka_unit_test(test_writeback_commands),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_blank_and_comment_lines),
 		cmocka_unit_test(test_falloc_last_option_wins),
