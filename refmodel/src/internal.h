@@ -73,8 +73,9 @@ struct seg {
 struct aug {
 	int64_t len;		/* bytes */
 	int64_t alloc;		/* bytes in UNWRITTEN/ZERO/DATA */
-	uint32_t segs;		/* segments */
-	uint32_t nodes;		/* tree nodes */
+	uint32_t wbsegs;	/* segments with write-back state (seg.wb != 0),
+				 * so that write-back finds them in O(log n) */
+	uint32_t nodes;		/* tree nodes (segments: at most RM_CHUNK times) */
 };
 
 #define RM_CHUNK 8	/* segments per tree node */
@@ -92,7 +93,8 @@ struct node {
 	int64_t own_len;	/* over this node's segments */
 	int64_t own_alloc;
 	uint32_t prio;
-	uint32_t n;		/* segments in e[], 1..RM_CHUNK */
+	uint16_t n;		/* segments in e[], 1..RM_CHUNK */
+	uint16_t own_wb;	/* segments of e[] with write-back state */
 	struct ent e[RM_CHUNK];
 };
 
@@ -181,6 +183,9 @@ void slabs_free(struct rm_file *f);
 size_t tree_segs(const struct node *t);
 size_t tree_nodes(const struct node *t);
 int tree_depth(const struct node *t);
+/* The first segment with write-back state that ends after off: its start
+ * (and *len its length), or -1.  O(log n) through aug.wbsegs. */
+int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len);
 /* the last segment (NULL for an empty tree) */
 const struct seg *tree_last(const struct node *t);
 /* Check the tree's structure (heap order, node fill, the augmentation

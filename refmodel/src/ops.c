@@ -765,21 +765,41 @@ static bool wb_any(const struct rm_file *f, int64_t s, int64_t e, bool settle)
 	return any;
 }
 
-/* Has the file dirty pages (PAGECACHE_TAG_DIRTY)? */
+/* Has the file dirty pages (PAGECACHE_TAG_DIRTY)?  O(log n) per segment
+ * with write-back state passed over (only in-flight ones are). */
 static bool wb_any_dirty(const struct rm_file *f)
 {
-	if (!f->anywb)
-		return false;
-	struct it it;
-	bool any = false;
-	it_init(&it, f->root, 0);
-	for (; it_valid(&it); it_next(&it))
-		if (it.cur->s.wb & WB_DIRTY) {
-			any = true;
-			break;
-		}
-	it_done(&it);
-	return any;
+	int64_t p = 0, len;
+	while ((p = tree_wb_find(f->root, p, &len)) >= 0) {
+		struct it it;
+		it_init(&it, f->root, p);
+		bool dirty = it_valid(&it) && (it.cur->s.wb & WB_DIRTY);
+		it_done(&it);
+		if (dirty)
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/* Clean the segments with write-back state in [s, e) (block aligned), one
+ * range operation per segment: O(k log n) for k such segments, so that a
+ * flush of a clean range, or of a range past the dirty blocks, costs
+ * O(log n) whatever the size of the file. */
+static int wb_clean_iter(struct rm_file *f, int64_t s, int64_t e)
+{
+	int64_t p, len;
+	while ((p = tree_wb_find(f->root, s, &len)) >= 0 && p < e) {
+		int64_t a = max64(p, s), b = min64(sat_add(p, len), e);
+		struct rop x;
+		int err = rop_open(f, a, b, &x);
+		if (err)
+			return err;
+		for_range(f, &x, a, b, fn_clean, 0);
+		rop_close(f, &x);
+		s = b;
+	}
+	return 0;
 }
 
 int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle)
@@ -791,7 +811,11 @@ int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle)
 	int64_t T = tree_len(f->root);
 	s = RU(f, rdown(max64(s, 0), PAGE_SZ));
 	e = min64(RD(f, e > INT64_MAX - PAGE_SZ ? INT64_MAX : rup(e, PAGE_SZ)), T);
-	if (s >= e || !wb_any(f, s, e, settle))
+	if (s >= e)
+		return 0;
+	if (!settle)
+		return wb_clean_iter(f, s, e);
+	if (!wb_any(f, s, e, settle))
 		return 0;
 	struct rop x;
 	int err = rop_open(f, s, e, &x);
@@ -824,6 +848,12 @@ int wb_all(struct rm_file *f)
 {
 	if ((!f->pending && !f->anywb) || f->profile == RM_PROFILE_BYTES)
 		return 0;
+	if (!f->pending) {
+		int err = wb_clean_iter(f, 0, INT64_MAX);
+		if (!err)
+			f->anywb = false;
+		return err;
+	}
 	/* W2: file_write_and_wait_range() over the whole file (ext4_sync_file(),
 	 * xfs_file_fsync()): every dirty block is written back; blocks are
 	 * dirty only inside EOF (rm_check()) */

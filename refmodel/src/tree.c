@@ -51,7 +51,8 @@ int64_t tree_len(const struct node *t)
 	return t ? t->sum.len : 0;
 }
 
-static inline size_t tcnt(const struct node *t) { return t ? t->sum.segs : 0; }
+/* An upper bound of the segments of a subtree (for reservations) */
+static inline size_t tcnt(const struct node *t) { return t ? (size_t)t->sum.nodes * RM_CHUNK : 0; }
 
 /* ---- the augmentation ---- */
 
@@ -66,7 +67,7 @@ static inline void aug_add(struct aug *a, const struct aug *b)
 {
 	a->len += b->len;
 	a->alloc += b->alloc;
-	a->segs += b->segs;
+	a->wbsegs += b->wbsegs;
 	a->nodes += b->nodes;
 }
 
@@ -80,7 +81,7 @@ static inline int64_t seg_alloc(const struct seg *s)
 static struct aug aug_compute(const struct node *t)
 {
 	struct aug a = *aug_of(t->l);
-	struct aug own = { t->own_len, t->own_alloc, t->n, 1 };
+	struct aug own = { t->own_len, t->own_alloc, t->own_wb, 1 };
 	aug_add(&a, &own);
 	aug_add(&a, aug_of(t->r));
 	return a;
@@ -92,25 +93,28 @@ static inline void augment(struct node *t)
 }
 
 /* The totals a node caches of its own segments. */
-static void own_totals(const struct node *t, int64_t *len, int64_t *alloc)
+static void own_totals(const struct node *t, int64_t *len, int64_t *alloc, uint16_t *wb)
 {
 	int64_t l = 0, al = 0;
+	uint16_t w = 0;
 	for (uint32_t i = 0; i < t->n; i++) {
 		l += t->e[i].s.len;
 		al += seg_alloc(&t->e[i].s);
+		w += t->e[i].s.wb != 0;
 	}
 	*len = l;
 	*alloc = al;
+	*wb = w;
 }
 
 /* Give t the segments s[0..n) (1 <= n <= RM_CHUNK); the caller links t
  * and augment()s it. */
 static void node_fill(struct node *t, const struct seg *s, size_t n)
 {
-	t->n = (uint32_t)n;
+	t->n = (uint16_t)n;
 	for (size_t i = 0; i < n; i++)
 		t->e[i].s = s[i];
-	own_totals(t, &t->own_len, &t->own_alloc);
+	own_totals(t, &t->own_len, &t->own_alloc, &t->own_wb);
 }
 
 /* ---- nodes ---- */
@@ -396,7 +400,7 @@ int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
 			/* nodes of L ending at or after a (the one holding a - 1
 			 * included) move into the vector */
 			split3(x->L, a, INT64_MAX, &l, &m, &r);
-			size_t c = tcnt(m);
+			size_t c = tree_segs(m);	/* exact: the vector shifts by it */
 			err = reserve_vec(f, v->n + c + 40);
 			if (err) {
 				x->L = merge(l, m);
@@ -705,7 +709,43 @@ int tree_clone(struct rm_file *dst, const struct node *t, struct node **out)
 	return 0;
 }
 
-size_t tree_segs(const struct node *t) { return aug_of(t)->segs; }
+size_t tree_segs(const struct node *t)
+{
+	size_t n = 0;
+	while (t) {	/* O(nodes): rm_stats() only */
+		n += t->n + tree_segs(t->l);
+		t = t->r;
+	}
+	return n;
+}
+
+int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len)
+{
+	int64_t base = 0;
+	while (t && t->sum.wbsegs) {
+		int64_t ll = tree_len(t->l);
+		/* the left subtree first, when it can hold one ending after off */
+		if (off < base + ll && aug_of(t->l)->wbsegs) {
+			int64_t r = tree_wb_find(t->l, off - base, len);
+			if (r >= 0)
+				return base + r;
+		}
+		if (t->own_wb && off < base + ll + t->own_len) {
+			int64_t p = base + ll;
+			for (uint32_t i = 0; i < t->n; i++) {
+				const struct seg *g = &t->e[i].s;
+				if (g->wb && p + g->len > off) {
+					*len = g->len;
+					return p;
+				}
+				p += g->len;
+			}
+		}
+		base += ll + t->own_len;
+		t = t->r;
+	}
+	return -1;
+}
 size_t tree_nodes(const struct node *t) { return aug_of(t)->nodes; }
 
 int tree_depth(const struct node *t)
@@ -765,9 +805,10 @@ static void chk_rec(struct tchk *c, const struct node *t, int depth)
 		return;
 	/* the augmentation recomputed with the functions that maintain it */
 	int64_t len, alloc;
-	own_totals(t, &len, &alloc);
+	uint16_t wb;
+	own_totals(t, &len, &alloc, &wb);
 	struct aug a = aug_compute(t);
-	if (len != t->own_len || alloc != t->own_alloc)
+	if (len != t->own_len || alloc != t->own_alloc || wb != t->own_wb)
 		TFAIL(c, "stale node totals at node ending %lld", (long long)c->pos);
 	else if (memcmp(&a, &t->sum, sizeof(a)))
 		TFAIL(c, "stale augmentation at node ending %lld", (long long)c->pos);

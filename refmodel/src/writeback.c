@@ -125,14 +125,15 @@ int rm_sync_file_range(struct rm_file *f, int64_t off, int64_t len, unsigned fla
 
 int64_t rm_dirty_bytes(const struct rm_file *f)
 {
-	if (!f->anywb)
-		return 0;
-	int64_t n = 0;
-	struct it it;
-	it_init(&it, f->root, 0);
-	for (; it_valid(&it); it_next(&it))
-		if (it.cur->s.wb & WB_DIRTY)
-			n += it.cur->s.len;
-	it_done(&it);
+	int64_t n = 0, p = 0, len;
+	/* O(k log n) over the k segments with write-back state */
+	while ((p = tree_wb_find(f->root, p, &len)) >= 0) {
+		struct it it;
+		it_init(&it, f->root, p);
+		if (it_valid(&it) && (it.cur->s.wb & WB_DIRTY))
+			n += len;
+		it_done(&it);
+		p += len;
+	}
 	return n;
 }
