@@ -485,6 +485,178 @@ static void test_bytes_never_dirty(void **st)
 	assert_int_equal(rm_file_new(&o, &f), -EINVAL);
 }
 
+/* ---- random sequences with write-back points ----
+ *
+ * Two tree models of one profile get the same random operations: one
+ * default (writes leave dirty blocks) and one write-through.  Dirty state
+ * never changes an after-write-back answer, so their maps (rm_walk), sizes,
+ * bytes and lseek answers must be identical after every operation; the
+ * default one's cached view must allow at least what its after-write-back
+ * view allows (write-back may have completed), and after an fsync the two
+ * views agree (but for XFS's delalloc latitude of speculative
+ * preallocation).  rm_check() holds on both throughout. */
+
+struct walkbuf {
+	struct rm_run r[512];
+	size_t n;
+};
+
+static int walk_cb(void *ctx, const struct rm_run *r)
+{
+	struct walkbuf *w = ctx;
+	if (w->n < sizeof(w->r) / sizeof(w->r[0]))
+		w->r[w->n] = *r;
+	w->n++;
+	return 0;
+}
+
+static uint64_t rs_next(uint64_t *s)
+{
+	uint64_t x = (*s += 0x9e3779b97f4a7c15ull);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* the may-set at off in a walk's runs */
+static unsigned may_in(const struct walkbuf *w, int64_t off)
+{
+	for (size_t i = 0; i < w->n && i < 512; i++)
+		if (off >= w->r[i].off && off < w->r[i].off + w->r[i].len)
+			return w->r[i].may;
+	return RM_HOLE;
+}
+
+static void compare_views(struct rm_file *a, struct rm_file *b, bool synced, const char *what)
+{
+	struct walkbuf wa = { .n = 0 }, wb = { .n = 0 }, wc = { .n = 0 };
+	int64_t end = rm_map_end(a) > rm_size(a) ? rm_map_end(a) : rm_size(a);
+	chk(a);
+	chk(b);
+	assert_int_equal(rm_size(a), rm_size(b));
+	assert_true(rm_hash(a, 0, INT64_MAX) == rm_hash(b, 0, INT64_MAX));
+	assert_int_equal(rm_walk(a, 0, end, walk_cb, &wa), 0);
+	assert_int_equal(rm_walk(b, 0, end, walk_cb, &wb), 0);
+	assert_int_equal(rm_walk_cached(a, 0, end, walk_cb, &wc), 0);
+	if (wa.n != wb.n || memcmp(wa.r, wb.r, (wa.n < 512 ? wa.n : 512) * sizeof(wa.r[0])))
+		fail_msg("after-write-back maps differ after %s", what);
+	int64_t bs = rm_blocksize(a);
+	for (int64_t off = 0; off < end && off < 4096 * bs; off += bs) {
+		unsigned after = may_in(&wa, off), cached = may_in(&wc, off);
+		if ((after & cached) != after)
+			fail_msg("cached may 0x%x lacks after-write-back 0x%x at %lld after %s",
+				 cached, after, (long long)off, what);
+		if (synced && (cached & ~RM_DELALLOC) != after)
+			fail_msg("after fsync: cached may 0x%x != 0x%x at %lld after %s",
+				 cached, after, (long long)off, what);
+	}
+	for (int64_t off = 0; off < rm_size(a); off += bs + 7) {
+		assert_int_equal(rm_lseek(a, off, RM_SEEK_DATA), rm_lseek(b, off, RM_SEEK_DATA));
+		assert_int_equal(rm_lseek(a, off, RM_SEEK_HOLE), rm_lseek(b, off, RM_SEEK_HOLE));
+	}
+}
+
+static void test_random_sequences_with_writeback(void **st)
+{
+	(void)st;
+	static unsigned char buf[3 * 4096];
+	memset(buf, 0x3c, sizeof(buf));
+	EACH(p, k) {
+		for (uint32_t bs = 1024; bs <= 4096; bs *= 4) {
+			uint64_t seed = 0x5eed0000u + (uint64_t)p * 16 + (uint64_t)k * 4 + bs;
+			struct rm_file *a = mk(p, k, bs, 0), *b = mk(p, k, bs, 1);
+			int64_t span = 48 * (int64_t)bs;
+			for (int i = 0; i < 3000; i++) {
+				char what[96];
+				int64_t off = (int64_t)(rs_next(&seed) % (uint64_t)span);
+				int64_t len = 1 + (int64_t)(rs_next(&seed) % (uint64_t)(3 * bs));
+				int op = (int)(rs_next(&seed) % 15);
+				bool synced = false;
+				int ra = 0, rb = 0;
+				if (op >= 5 && op <= 9) {	/* aligned for the shifts */
+					off -= off % bs;
+					len = bs * (1 + len / bs);
+				}
+				snprintf(what, sizeof(what), "op %d kind %d off %lld len %lld", i, op,
+					 (long long)off, (long long)len);
+				switch (op) {
+				case 0: case 1: case 2:
+					ra = (int)rm_pwrite(a, buf, (size_t)len, off);
+					rb = (int)rm_pwrite(b, buf, (size_t)len, off);
+					break;
+				case 3:
+					ra = rm_truncate(a, off);
+					rb = rm_truncate(b, off);
+					break;
+				case 4:
+					ra = rm_fallocate(a, RM_FALLOC_FL_KEEP_SIZE, off, len);
+					rb = rm_fallocate(b, RM_FALLOC_FL_KEEP_SIZE, off, len);
+					break;
+				case 5:
+					ra = rm_fallocate(a, RM_FALLOC_FL_INSERT_RANGE, off, len);
+					rb = rm_fallocate(b, RM_FALLOC_FL_INSERT_RANGE, off, len);
+					break;
+				case 6:
+					ra = rm_fallocate(a, RM_FALLOC_FL_COLLAPSE_RANGE, off, len);
+					rb = rm_fallocate(b, RM_FALLOC_FL_COLLAPSE_RANGE, off, len);
+					break;
+				case 7: case 8: {
+					int m = op == 7 ? RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE
+							: RM_FALLOC_FL_ZERO_RANGE;
+					ra = rm_fallocate(a, m, off + 100, len);
+					rb = rm_fallocate(b, m, off + 100, len);
+					break;
+				}
+				case 9:
+					ra = (int)rm_mwrite(a, buf, (size_t)(len > 4096 ? 4096 : len), off);
+					rb = (int)rm_mwrite(b, buf, (size_t)(len > 4096 ? 4096 : len), off);
+					break;
+				case 10:
+					/* write-back points: both models, where the
+					 * write-through one has nothing to write */
+					ra = rm_writeback(a, off, len);
+					rb = rm_writeback(b, off, len);
+					break;
+				case 11:
+					ra = rm_sync_file_range(a, off, len,
+								(unsigned)(1 + rs_next(&seed) % 7));
+					rb = 0;
+					break;
+				case 12:
+					ra = rm_fsync(a);
+					rb = rm_fsync(b);
+					synced = ra == 0;
+					break;
+				case 13:
+					ra = rm_fallocate(a, RM_FALLOC_FL_UNSHARE_RANGE, off, len);
+					rb = rm_fallocate(b, RM_FALLOC_FL_UNSHARE_RANGE, off, len);
+					break;
+				default:
+					ra = rm_fdatasync(a);
+					rb = rm_fdatasync(b);
+					synced = ra == 0;
+					break;
+				}
+				if (ra != rb)
+					fail_msg("results %d != %d after %s", ra, rb, what);
+				if (synced)
+					assert_int_equal(rm_dirty_bytes(a), 0);
+				/* sync_file_range may settle pending latitude in
+				 * the default model only: resynchronise by
+				 * fsyncing both then */
+				if (op == 11) {
+					assert_int_equal(rm_fsync(a), 0);
+					assert_int_equal(rm_fsync(b), 0);
+					synced = true;
+				}
+				compare_views(a, b, synced, what);
+			}
+			rm_file_free(a);
+			rm_file_free(b);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_w11_clone_writes_back),
 		cmocka_unit_test(test_xfs_m1_cached_delalloc),
 		cmocka_unit_test(test_bytes_never_dirty),
+		cmocka_unit_test(test_random_sequences_with_writeback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
