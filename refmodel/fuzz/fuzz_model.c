@@ -170,6 +170,13 @@ static void tree_only(struct pair *p, const struct op *o, size_t i)
 	case OP_FSYNC:
 		r = rm_fsync(t);
 		break;
+	case OP_WRITEBACK:
+		r = rm_writeback(t, o->off, o->len);
+		break;
+	case OP_MWRITE:
+		fill_bytes(p->b1, o->len >= 0 && o->len <= MAXBUF ? (size_t)o->len : 0, o->dseed);
+		r = rm_mwrite(t, p->b1, o->len >= 0 && o->len <= MAXBUF ? (size_t)o->len : 0, o->off);
+		break;
 	case OP_FALLOC:
 		if (o->mode == RM_FALLOC_FL_UNSHARE_RANGE && (o->dseed & 1)) {
 			/* FICLONERANGE within the file in this phase */

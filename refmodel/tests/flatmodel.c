@@ -470,6 +470,63 @@ int fm_fsync(struct fm_file *f)
 	return 0;
 }
 
+/* Write-back of the pages over [off, off + len) (len 0: to the end) and a
+ * wait: the M5 granules wholly inside those pages and inside EOF are
+ * converted (filemap_write_and_wait_range(); ext4_writepages() and
+ * iomap_writepages() stop at i_size), as fsync converts all of them. */
+int fm_writeback(struct fm_file *f, int64_t off, int64_t len)
+{
+	if (off < 0 || len < 0)
+		return -EINVAL;
+	if (f->profile == RM_PROFILE_BYTES)
+		return 0;
+	int64_t lo = off / FM_PAGE_SIZE * FM_PAGE_SIZE;
+	int64_t hi = len == 0 || len > INT64_MAX - off - FM_PAGE_SIZE ? INT64_MAX
+		     : (off + len + FM_PAGE_SIZE - 1) / FM_PAGE_SIZE * FM_PAGE_SIZE;
+	int64_t e = gup(f, f->size);
+	for (int64_t i = 0; i < e && i < f->cap; i++) {
+		int64_t s0 = i * f->g;
+		if (s0 >= lo && (hi == INT64_MAX || s0 + f->g <= hi) && (f->may[i] & FM_PENDING))
+			f->may[i] = RM_DATA;
+	}
+	return 0;
+}
+
+/* A write through a shared mapping: the faulted pages (blocks when larger)
+ * become written up to the granule holding EOF, as a write makes them
+ * (block_page_mkwrite(), iomap_page_mkwrite()); bytes past EOF are lost; a
+ * page wholly past EOF is SIGBUS (-EFAULT). */
+ssize_t fm_mwrite(struct fm_file *f, const void *buf, size_t count, int64_t off)
+{
+	if (off < 0 || (ssize_t)count < 0 || (uint64_t)off + count > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	if (count == 0)
+		return 0;
+	int64_t end = off + (int64_t)count, P = FM_PAGE_SIZE;
+	int64_t eofpage = (f->size + P - 1) / P * P;
+	if ((end - 1) / P * P >= eofpage)
+		return -EFAULT;
+	int64_t G = f->bs > P ? f->bs : P;
+	int64_t a = gdown(f, off / G * G);
+	int64_t b = gdown(f, (end + G - 1) / G * G);
+	if (b > gup(f, f->size))
+		b = gup(f, f->size);
+	if (a < b) {
+		ext4_zeroout_may(f, a, b);
+		for (int64_t i = a; i < b; i++) {
+			if (f->st[i] == RM_UNWRITTEN && f->profile != RM_PROFILE_BYTES)
+				f->may[i] = RM_DATA | RM_UNWRITTEN | FM_PENDING;
+			else if (!(f->st[i] == RM_DATA && (f->may[i] & FM_PENDING)))
+				f->may[i] = RM_DATA;
+			f->st[i] = RM_DATA;
+		}
+	}
+	int64_t dend = end < f->size ? end : f->size;
+	if (dend > off)
+		memcpy(f->data + off, buf, (size_t)(dend - off));
+	return (ssize_t)count;
+}
+
 /* ---- fallocate ------------------------------------------------------- */
 
 /* ext4_punch_hole() */

@@ -50,6 +50,9 @@ ssize_t fm_pwrite(struct fm_file *f, const void *buf, size_t len, int64_t off);
 ssize_t fm_pread(const struct fm_file *f, void *buf, size_t len, int64_t off);
 int fm_truncate(struct fm_file *f, int64_t size);
 int fm_fsync(struct fm_file *f);
+/* Same contracts as rm_writeback() and rm_mwrite() (after write-back). */
+int fm_writeback(struct fm_file *f, int64_t off, int64_t len);
+ssize_t fm_mwrite(struct fm_file *f, const void *buf, size_t len, int64_t off);
 int fm_fallocate(struct fm_file *f, int mode, int64_t off, int64_t len);
 int64_t fm_lseek(const struct fm_file *f, int64_t off, int whence);
 /* Same contract as rm_fiemap(). */

@@ -82,6 +82,13 @@ void print_op(FILE *out, size_t i, const struct op *o)
 	case OP_FIEMAP:
 		fprintf(out, "  [%zu] fiemap start=%" PRId64 " len=%" PRId64 "\n", i, o->off, o->len);
 		break;
+	case OP_WRITEBACK:
+		fprintf(out, "  [%zu] writeback off=%" PRId64 " len=%" PRId64 "\n", i, o->off, o->len);
+		break;
+	case OP_MWRITE:
+		fprintf(out, "  [%zu] mwrite off=%" PRId64 " len=%" PRId64 " dseed=%#" PRIx64 "\n",
+			i, o->off, o->len, o->dseed);
+		break;
 	}
 }
 
@@ -195,6 +202,17 @@ int pair_apply(struct pair *p, const struct op *o)
 		a = rm_fsync(p->t);
 		b = fm_fsync(&p->f);
 		break;
+	case OP_WRITEBACK:
+		a = rm_writeback(p->t, o->off, o->len);
+		b = fm_writeback(&p->f, o->off, o->len);
+		break;
+	case OP_MWRITE: {
+		size_t n = o->len >= 0 && o->len <= MAXBUF ? (size_t)o->len : 0;
+		fill_bytes(p->b1, n, o->dseed);
+		a = rm_mwrite(p->t, p->b1, n, o->off);
+		b = fm_mwrite(&p->f, p->b1, n, o->off);
+		break;
+	}
 	case OP_FALLOC:
 		a = rm_fallocate(p->t, o->mode, o->off, o->len);
 		b = fm_fallocate(&p->f, o->mode, o->off, o->len);

@@ -49,7 +49,8 @@ void fill_bytes(uint8_t *buf, size_t n, uint64_t seed);
 
 /* ---- operations ---- */
 
-enum opkind { OP_PWRITE, OP_PREAD, OP_TRUNC, OP_FSYNC, OP_FALLOC, OP_SEEK, OP_FIEMAP };
+enum opkind { OP_PWRITE, OP_PREAD, OP_TRUNC, OP_FSYNC, OP_FALLOC, OP_SEEK, OP_FIEMAP,
+	      OP_WRITEBACK, OP_MWRITE };
 
 struct op {
 	enum opkind kind;

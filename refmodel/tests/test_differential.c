@@ -382,8 +382,21 @@ static void gen_op(struct gen *G, struct pair *p, struct op *o)
 				o->len = rpct(r, 50) ? -1 - rbelow(r, 10) : rm_sat_add(G->maxbytes, rbelow(r, 2));
 			if (o->len < 0 && rpct(r, 50))
 				o->len = 0;
-		} else if (k < 47) {
+		} else if (k < 45) {
 			o->kind = OP_FSYNC;
+		} else if (k < 46) {
+			/* a write-back point (FIEMAP_FLAG_SYNC, sync_file_range
+			 * with a wait, the write-back of an operation) */
+			o->kind = OP_WRITEBACK;
+			o->off = rpct(r, 30) ? 0 : gen_off(G, p);
+			o->len = rpct(r, 30) ? 0 : gen_len(G, p, o->off, 0);
+			if (rpct(r, 3))
+				o->off = -1;
+		} else if (k < 47) {
+			o->kind = OP_MWRITE;
+			o->off = p->f.size > 0 ? rbelow(r, p->f.size + 2 * bs) : rbelow(r, bs);
+			o->len = 1 + rbelow(r, 2 * bs);
+			o->dseed = rnext(r);
 		} else if (k < 94) {
 			o->kind = OP_FALLOC;
 			if (rpct(r, 8))
@@ -643,6 +656,10 @@ static int64_t flat_apply(struct fm_file *f, const struct op *o, uint8_t *buf)
 	case OP_PREAD: return fm_pread(f, buf, (size_t)o->len, o->off);
 	case OP_TRUNC: return fm_truncate(f, o->len);
 	case OP_FSYNC: return fm_fsync(f);
+	case OP_WRITEBACK: return fm_writeback(f, o->off, o->len);
+	case OP_MWRITE:
+		fill_bytes(buf, o->len >= 0 && o->len <= MAXBUF ? (size_t)o->len : 0, o->dseed);
+		return fm_mwrite(f, buf, (size_t)o->len, o->off);
 	case OP_FALLOC: return fm_fallocate(f, o->mode, o->off, o->len);
 	case OP_SEEK: return fm_lseek(f, o->off, o->mode);
 	case OP_FIEMAP: return 0;
