@@ -97,6 +97,10 @@ struct rmcmd_session {
 	/* The file is open read-only (xfs_io -r): writes fail as the
 	 * kernel fails them on an O_RDONLY descriptor. */
 	int read_only;
+	/* The file is open with O_DIRECT (xfs_io -d): pwrite and pread are
+	 * rm_dio_pwrite() / rm_dio_pread() on a device of 512-byte logical
+	 * blocks (RULES.md O1-O5). */
+	int direct;
 };
 
 /* rmcmd_parse()/rmcmd_run() return this for a malformed line that xfs_io

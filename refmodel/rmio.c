@@ -50,6 +50,8 @@ static void usage(FILE *out)
 "  -C CMD        the same as -c (there is one file)\n"
 "  -f            accepted (the model file always exists, empty at the start,\n"
 "                as after xfs_io -f on a new file)\n"
+"  -d            O_DIRECT: pwrite and pread as direct I/O on a device of\n"
+"                512-byte logical blocks (misaligned: EINVAL as 6.1 says)\n"
 "  -r            read-only: pwrite and fallocate fail with EBADF, truncate\n"
 "                with EINVAL, as on an O_RDONLY descriptor\n"
 "  -t            O_TRUNC: the file starts empty even with -l\n"
@@ -134,6 +136,7 @@ struct args {
 	int ncmds;
 	int fixed_time;
 	int read_only;
+	int direct;
 	int trunc;
 	int strict;
 	int64_t io_limit;
@@ -154,7 +157,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:b:m:l:fritxTL:c:C:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:b:m:l:fdritxTL:c:C:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (rm_profile_parse2(optarg, &a->opts.profile, &a->opts.kernel) < 0) {
@@ -200,6 +203,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'r':
 			a->read_only = 1;
+			break;
+		case 'd':
+			a->direct = 1;
 			break;
 		case 'T':
 			a->fixed_time = 1;
@@ -345,6 +351,7 @@ int main(int argc, char **argv)
 		s.fixed_usec = 1000000;
 	s.io_limit = a.io_limit;
 	s.read_only = a.read_only;
+	s.direct = a.direct;
 
 	for (int i = 0; i < a.ncmds && !quit; i++) {
 		r = rmcmd_run(&s, a.cmds[i]);

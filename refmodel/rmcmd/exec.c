@@ -58,7 +58,8 @@ static int exec_pwrite(struct rmcmd_session *s, const struct rmcmd *cmd)
 
 		if (want == 0)	/* -b 0: xfs_io's zero-length write, no op */
 			break;
-		r = rm_pwrite(s->file, buf, want, off);
+		r = s->direct ? rm_dio_pwrite(s->file, buf, want, off, 512)
+			      : rm_pwrite(s->file, buf, want, off);
 		if (r == 0)
 			break;
 		if (r < 0) {
@@ -92,6 +93,10 @@ static int exec_pread(struct rmcmd_session *s, const struct rmcmd *cmd)
 	 * EOF): each call asks for min(want, cap) bytes and gets exactly what
 	 * a call asking for want bytes gets, since the rest lies past EOF. */
 	size_t cap = avail <= 0 ? 0 : (uint64_t)avail < bufsz ? (size_t)avail : bufsz;
+	/* a direct read's answer depends on its length (alignment): the
+	 * whole request goes to the model */
+	if (s->direct)
+		cap = bufsz;
 	unsigned char *buf;
 	long ops = 0;
 
@@ -112,7 +117,8 @@ static int exec_pread(struct rmcmd_session *s, const struct rmcmd *cmd)
 
 		if (want == 0)
 			break;
-		r = rm_pread(s->file, buf, want < cap ? want : cap, off);
+		r = s->direct ? rm_dio_pread(s->file, buf, want, off, 512)
+			      : rm_pread(s->file, buf, want < cap ? want : cap, off);
 		if (r == 0)
 			break;
 		if (r < 0) {

@@ -942,6 +942,27 @@ static void test_rmio_exit_status(void **st)
 
 /* -r: writes fail as on an O_RDONLY descriptor; -l loads a real file's
  * data and holes. */
+/* rmio -d: direct I/O rules (RULES.md O2, O4) */
+static void test_direct(void **st)
+{
+	struct cap c;
+
+	(void)st;
+	cap_open(&c, RM_PROFILE_XFS);
+	c.s.direct = 1;
+	assert_int_equal(cap_run(&c, "pwrite -q -b 4096 0 8192"), 0);
+	assert_int_equal(rm_size(c.f), 8192);
+	assert_int_equal(cap_run(&c, "pwrite -q -b 4096 100 4096"), -EINVAL);
+	assert_string_equal(c.ebuf, "pwrite: Invalid argument\n");
+	cap_reset(&c);
+	assert_int_equal(cap_run(&c, "pread -q -b 1000 0 1000"), -EINVAL);
+	assert_string_equal(c.ebuf, "pread: Invalid argument\n");
+	cap_reset(&c);
+	assert_int_equal(cap_run(&c, "pread -q -b 512 512 512"), 0);
+	assert_string_equal(c.ebuf, "");
+	cap_close(&c);
+}
+
 static void test_rmio_read_only_and_load(void **st)
 {
 	char out[8192], src[] = "/tmp/rmio-load-XXXXXX", args[256];
@@ -1009,6 +1030,7 @@ int main(void)
 #ifdef RMIO_PATH
 		cmocka_unit_test(test_rmio_exit_status),
 		cmocka_unit_test(test_rmio_read_only_and_load),
+		cmocka_unit_test(test_direct),
 #endif
 	};
 
