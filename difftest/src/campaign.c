@@ -279,6 +279,14 @@ static int open_target(struct trun *u, const char *spec)
 		u->t->can_remount = 0;
 	u->t->fiemap_nosync = c->fiemap_nosync;
 	u->t->mopts.strict = c->o.strict;
+	u->t->user = c->o.user;
+	u->t->user_uid = c->o.user_uid;
+	u->t->user_gid = c->o.user_gid;
+	if (c->o.user && u->t->type == DT_T_FD && geteuid() != 0) {
+		snprintf(err, sizeof(err), "target %s: --user needs root (setfsuid(), chown)", spec);
+		fail(u, "", err);
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -509,6 +517,7 @@ static void fill_results(struct trun *u)
 	r->max_extents = x->max_extents;
 	r->max_model_runs = x->max_model_runs;
 	r->enospc_resets = t->enospc_resets;
+	r->setid_removals = t->setid_removals;
 	r->remount_fallbacks = t->remount_fallbacks;
 	r->fresh_restored = t->fresh_restored;
 	r->fresh_mkfs = t->fresh_mkfs;

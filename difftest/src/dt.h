@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "refmodel.h"
+#include "rm_cred.h"
 /* Offsets near INT64_MAX are fair game (XFS s_maxbytes is LLONG_MAX):
  * every "x + small" on them saturates (rm_sat_add) instead of overflowing. */
 #include "rm_arith.h"
@@ -60,6 +61,7 @@ enum dt_kind {
 	DT_DIO_READ,		/* pread(2) on an O_DIRECT descriptor */
 	DT_COPY_RANGE,		/* copy_file_range(2) from file `src`, repeated as xfs_io does */
 	DT_DEDUPE,		/* FIDEDUPERANGE from file `src` (XFS; else EOPNOTSUPP) */
+	DT_CHMOD,		/* fchmod(fd, off): the new mode (--user runs) */
 	DT_NKINDS
 };
 
@@ -183,7 +185,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 /* target.c */
 enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
 enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO,
-		DT_F_FLAKY };
+		DT_F_FLAKY, DT_F_KEEP_SETID };
 #define DT_FLAKY_AT	300	/* faulty:flaky: the pwrite that fails (once) */
 
 struct dt_session;
@@ -220,6 +222,7 @@ struct dt_target {
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
+	uint64_t setid_removals;		/* --user: ops that removed set-ID bits (model) */
 	/* file systems made anew (dt_t_fresh_fs()): the boot image restored,
 	 * or mkfs (no DIFFTEST_PRISTINE entry, or the restore failed) */
 	uint64_t fresh_restored, fresh_mkfs;
@@ -235,6 +238,12 @@ struct dt_target {
 	double depth_seconds;
 	char depth_note[256];		/* last tool failure */
 	uint64_t xdiff_hits[32];	/* per expected-difference entry (DT_XDIFF_MAX) */
+	/* --user UID:GID: per-file ops run with setfsuid(uid)/setfsgid(gid)
+	 * (no CAP_FSETID, CAP_FOWNER, CAP_DAC_OVERRIDE: rm_cred_user()), the
+	 * files get owners and set-ID modes from dt_user_attr() and the
+	 * oracle compares st_mode after every op (DV_MODE) */
+	int user;
+	uint32_t user_uid, user_gid;
 };
 
 /* cowlat.c: where file i may have XFS CoW fork staging over holes (lseek
@@ -269,6 +278,9 @@ struct dt_session {
 	 * since its last fdatasync), see dt_t_fiemap() */
 	unsigned char mdirty[DT_MAXFILES];
 	struct dt_cowlat cow[DT_MAXFILES];
+	/* --user: each file's mode, owner and group as the model has them */
+	struct rm_attr attr[DT_MAXFILES];
+	struct rm_attr fattr[DT_MAXFILES];	/* the same, of faulty/model targets */
 	struct dt_session *next;
 };
 
@@ -281,6 +293,15 @@ void dt_target_fini(struct dt_target *t);
 int dt_session_open(struct dt_target *t, int nfiles, struct dt_session **out,
 		    char *err, size_t errn);
 void dt_session_close(struct dt_session *s);
+/* --user: the owner, group and mode file i starts with (by i % 4: owned
+ * by the caller; by root outside its group; by root in its group with
+ * group execute; by the caller outside its group). */
+struct rm_attr dt_user_attr(const struct dt_target *t, int i);
+/* --user: switch the calling thread's fsuid/fsgid to the target's user
+ * (on) or back to root (off).  No-op without --user. */
+void dt_cred_enter(const struct dt_target *t, int on);
+/* The file system whose set-ID rules apply on t (rm_cred.h). */
+enum rm_cred_fs dt_cred_fs(const struct dt_target *t);
 /* Replace file i by a fresh empty file (and fresh model). */
 int dt_session_reset_file(struct dt_session *s, int i);
 
@@ -293,6 +314,10 @@ int dt_t_truncate(struct dt_session *s, int i, int64_t size);
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len);
 int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t len);
 int dt_t_fsync(struct dt_session *s, int i);
+/* fchmod(fd[i], mode): 0 or -errno (model targets: rm_cred_chmod()). */
+int dt_t_chmod(struct dt_session *s, int i, uint32_t mode);
+/* st_mode & 07777 of file i, or -errno. */
+int64_t dt_t_mode(struct dt_session *s, int i);
 int dt_t_fdatasync(struct dt_session *s, int i);
 /* sync_file_range(fd[i], off, len, flags): 0 or -errno. */
 int dt_t_sync_range(struct dt_session *s, int i, int64_t off, int64_t len, unsigned flags);
@@ -358,7 +383,8 @@ int64_t dt_dedupe_result(int ret, int status, int64_t bytes);
 /* sync_file_range(2)'s answer by ksys_sync_file_range()'s argument checks:
  * 0 or -EINVAL. */
 int dt_sync_range_check(int64_t off, int64_t len, unsigned flags);
-enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_NKINDS };
+enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_MODE,
+		  DV_NKINDS };
 const char *dt_divkind_name(int k);
 
 struct dt_div {
@@ -385,6 +411,8 @@ struct dt_opts {
 	uint64_t fsck_every;	/* fsck at the 1st and every Nth real remount (0: never) */
 	const struct dt_xdiffs *xdiff;	/* expected differences (expected.c), NULL: none */
 	int strict;		/* --strict: the model without kernel errata (ERRATA.md) */
+	int user;		/* --user UID:GID (dt_target.user) */
+	uint32_t user_uid, user_gid;
 };
 
 struct dt_exec {
@@ -422,6 +450,9 @@ struct dt_exec {
 	double file_sec[DT_MAXFILES];
 	uint64_t map_calls, map_extents;
 	int64_t ext_n;		/* extents in ext[] from the last FIEMAP */
+	/* --user: the model's answer to the last op and the effective length
+	 * of a clone (rm_cred_modifies()) */
+	int64_t last_mr, last_len;
 };
 
 int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *o);

@@ -36,7 +36,7 @@ static double now(void)
 }
 
 static const char *const divnames[DV_NKINDS] = {
-	"none", "return", "size", "map", "data", "seek", "fsck"
+	"none", "return", "size", "map", "data", "seek", "fsck", "mode"
 };
 
 const char *dt_divkind_name(int k)
@@ -779,6 +779,7 @@ int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	fill_pattern(x->mbuf, n, op->pat);
 	int64_t mr = rm_pwrite(x->s->model[i], x->mbuf, n, op->off);
 	int64_t tr = dt_t_pwrite(x->s, i, x->mbuf, n, op->off);
+	x->last_mr = mr;
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
@@ -865,6 +866,7 @@ int dt_x_truncate(struct dt_exec *x, const struct dt_op *op, uint64_t opno, stru
 	int64_t bs = rm_blocksize(m), off = op->off, old = rm_size(m);
 	int64_t mr = rm_truncate(m, off);
 	int64_t tr = dt_t_truncate(x->s, i, off);
+	x->last_mr = mr;
 
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
@@ -908,6 +910,7 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	if (mr == 0)
 		mr = rm_fallocate(m, mode, off, len);
 	int64_t tr = dt_t_fallocate(s, i, mode, off, len);
+	x->last_mr = mr;
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
@@ -989,18 +992,68 @@ int dt_x_fiemap_sync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, s
 	return check_map_how(x, i, lo, hi, op, opno, d, 1);
 }
 
+/* The caller of the op: --user's, or root. */
+static void caller(const struct dt_target *t, struct rm_cred *c)
+{
+	if (t->user)
+		rm_cred_user(c, t->user_uid, t->user_gid);
+	else
+		rm_cred_root(c);
+}
+
 int dt_x_reopen(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
+	struct dt_session *s = x->s;
 	int i = op->file;
-	int64_t tr = dt_t_reopen(x->s, i);
+	int64_t tr = dt_t_reopen(s, i);
+	struct rm_cred c;
 
 	count(x, op->kind, tr);
-	if (tr < 0) {
+	caller(s->t, &c);
+	/* --user: open(O_RDWR) as the caller (RULES.md P7) */
+	int64_t mr = s->t->user ? rm_cred_permission(&c, &s->attr[i], 6) : 0;
+	if (mr == -EACCES && tr == -EACCES) {
+		/* refused as the model says: the run goes on with root's fd */
+		dt_cred_enter(s->t, 0);
+		tr = dt_t_reopen(s, i);
+		dt_cred_enter(s->t, 1);
+		if (tr < 0) {
+			div_set(d, DV_RET, i, opno, op, "reopen as root failed: %s",
+				dt_errname((int)tr));
+			return (int)tr;
+		}
+	} else if (mr < 0 && tr >= 0) {
+		return ret_div(d, i, opno, op, mr, tr);
+	} else if (tr < 0) {
 		div_set(d, DV_RET, i, opno, op, "reopen failed: %s", dt_errname((int)tr));
 		return (int)tr;
 	}
 	/* close may trim post-EOF preallocation (xfs_release()) */
-	return map_after(x, i, rm_size(x->s->model[i]), INT64_MAX, op, opno, d);
+	return map_after(x, i, rm_size(s->model[i]), INT64_MAX, op, opno, d);
+}
+
+/* fchmod as the caller (RULES.md P6): -EPERM for a non-owner, S_ISGID
+ * dropped outside the file's group; the mode is checked after the op. */
+int dt_x_chmod(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	int i = op->file, rc;
+	struct rm_cred c;
+	struct rm_attr a = s->attr[i];
+
+	if (op->off < 0 || op->off > 07777) {
+		div_set(d, DV_RET, i, opno, op, "chmod mode 0%llo is not a permission mode",
+			(unsigned long long)op->off);
+		return -EINVAL;
+	}
+	caller(s->t, &c);
+	int64_t mr = rm_cred_chmod(&c, &a, (uint32_t)op->off);
+	int64_t tr = dt_t_chmod(s, i, (uint32_t)op->off);
+	count(x, op->kind, tr);
+	if ((rc = ret_div(d, i, opno, op, mr, tr)))
+		return rc;
+	s->attr[i] = a;
+	return DV_NONE;
 }
 
 int dt_x_drop(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
@@ -1078,8 +1131,12 @@ int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 		return -EINVAL;
 	}
 	int64_t old = rm_size(m);
+	int64_t ssz = rm_size(s->model[op->src]);
 	int64_t mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
 	int64_t tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
+	/* the effective length: 0 clones to the source's EOF */
+	x->last_mr = mr;
+	x->last_len = len ? len : ssz > op->soff ? ssz - op->soff : 0;
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
@@ -1243,8 +1300,63 @@ int dt_x_unknown(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	return -EINVAL;
 }
 
+/* --user: the mode the model expects after op (RULES.md P1-P5, P8), into
+ * the session's attributes, against the target's st_mode. */
+static int mode_check(struct dt_exec *x, const struct dt_op *op, int64_t old_size,
+		      uint64_t opno, struct dt_div *d)
+{
+	struct dt_session *s = x->s;
+	const struct dt_target *t = s->t;
+	int i = op->file;
+	struct rm_file *m = s->model[i];
+	struct rm_cred c;
+	struct rm_cred_call k = {
+		.op = RM_CRED_OP_MWRITE, .mode = dt_kind_mode(op), .off = op->off,
+		.len = x->last_len, .old_size = old_size, .new_size = rm_size(m),
+		.ret = x->last_mr, .maxbytes = rm_maxbytes(m),
+	};
+
+	if (op->kind == DT_DIO_WRITE || op->kind == DT_COPY_RANGE || op->kind == DT_DEDUPE) {
+		/* not modelled yet (their file_modified() points are unchecked):
+		 * take the target's mode as the model's */
+		int64_t now = dt_t_mode(s, i);
+		if (now >= 0)
+			s->attr[i].mode = s->fattr[i].mode = (uint32_t)now;
+		return DV_NONE;
+	}
+	if (op->kind == DT_PWRITE)
+		k.op = RM_CRED_OP_PWRITE;
+	else if (op->kind == DT_TRUNCATE)
+		k.op = RM_CRED_OP_TRUNCATE;
+	else if (op->kind == DT_REFLINK)
+		k.op = RM_CRED_OP_CLONE;
+	else if (dt_kind_is_falloc(op->kind))
+		k.op = RM_CRED_OP_FALLOCATE;
+	caller(t, &c);
+	enum rm_cred_fs fs = dt_cred_fs(t);
+	uint32_t want = rm_cred_mode_after(fs, &c, &s->attr[i], &k);
+	if (t->type != DT_T_FD && t->fault != DT_F_KEEP_SETID)
+		s->fattr[i].mode = rm_cred_mode_after(fs, &c, &s->fattr[i], &k);
+	if (want != s->attr[i].mode)
+		s->t->setid_removals++;
+	s->attr[i].mode = want;
+	int64_t got = dt_t_mode(s, i);
+	if (got == (int64_t)want)
+		return DV_NONE;
+	if (got < 0)
+		div_set(d, DV_MODE, i, opno, op, "mode: fstat failed: %s", dt_errname((int)got));
+	else
+		div_set(d, DV_MODE, i, opno, op, "mode: expected 0%04o, the file has 0%04o "
+			"(caller uid %u gid %u, owner %u:%u)", (unsigned)want, (unsigned)got,
+			(unsigned)t->user_uid, (unsigned)t->user_gid, (unsigned)s->attr[i].uid,
+			(unsigned)s->attr[i].gid);
+	return DV_MODE;
+}
+
 static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
+	const struct dt_target *t = x->s->t;
+
 	x->file_reset = 0;
 	if (op->file >= x->s->nfiles) {
 		div_set(d, DV_RET, op->file, opno, op, "op names file f%d but the session has %d files",
@@ -1252,7 +1364,18 @@ static int exec_inner(struct dt_exec *x, const struct dt_op *op, uint64_t opno, 
 		return -EINVAL;
 	}
 	x->syscalls++;
-	return dt_opdesc_of(op->kind)->exec(x, op, opno, d);
+	/* --user: the file's own ops as the caller; drop caches and remount
+	 * need root's files (/proc/sys/vm/drop_caches, the mount point) */
+	int as_user = t->user && !dt_kind_is_global(op->kind);
+	int64_t old = as_user ? rm_size(x->s->model[op->file]) : 0;
+	x->last_mr = 0;
+	x->last_len = op->len;
+	dt_cred_enter(t, as_user);
+	int rc = dt_opdesc_of(op->kind)->exec(x, op, opno, d);
+	dt_cred_enter(t, 0);
+	if (as_user && rc == DV_NONE && !x->file_reset)
+		rc = mode_check(x, op, old, opno, d);
+	return rc;
 }
 
 static int exec_batched(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)

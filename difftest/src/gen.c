@@ -717,6 +717,18 @@ void dt_gen_sync_range(struct dt_genctx *c, struct dt_op *op)
 
 /* FIEMAP_FLAG_SYNC as an op: a range FIEMAP accepts (offset in
  * [0, s_maxbytes), length >= 1), mostly inside the file. */
+/* fchmod to a mode that keeps the owner's rw (so the owner can always open
+ * the file again, as repro.sh's xfs_io must), with or without the set-ID
+ * bits and group execute; for --user runs (RULES.md P6). */
+void dt_gen_chmod(struct dt_genctx *c, struct dt_op *op)
+{
+	static const int64_t modes[] = { 06666, 06676, 04666, 02666, 02676, 02670,
+					 0666, 0676, 0644, 0600, 06600, 04600 };
+
+	op->off = modes[rnd(c->g, sizeof(modes) / sizeof(modes[0]))];
+	op->len = 0;
+}
+
 void dt_gen_fiemap_sync(struct dt_genctx *c, struct dt_op *op)
 {
 	struct dt_gen *g = c->g;

@@ -109,6 +109,11 @@ static void usage(FILE *f)
 "      --emit-fstest DIR LOG  write LOG as an xfstests test, DIR/tests/{ext4,xfs,generic}/NNN\n"
 "                         and NNN.out (NNN from 900); the golden output is the strict\n"
 "                         model's (target from LOG's header unless -t)\n"
+"      --user UID:GID     run each file's ops as that caller (setfsuid/setfsgid: no\n"
+"                         CAP_FSETID, CAP_FOWNER, CAP_DAC_OVERRIDE; needs root): files\n"
+"                         owned by it or by root, with set-ID bits; st_mode is checked\n"
+"                         after every op (divergence kind \"mode\"); turns on chmod\n"
+"                         (weight 30 unless --weights names it); op logs record it\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
 "      --threads N        the concurrent mode: windows of N ops (2..4) at once on one\n"
@@ -558,6 +563,27 @@ static int log_is_strict(const char *log)
 	return strict;
 }
 
+/* The caller an op log was written with ("# user: UID:GID"): 1 and the
+ * ids, or 0. */
+static int log_user(const char *log, uint32_t *uid, uint32_t *gid)
+{
+	FILE *f = fopen(log, "r");
+	char line[256];
+	unsigned u, g;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && line[0] == '#')
+		if (sscanf(line, "# user: %u:%u", &u, &g) == 2 && u) {
+			*uid = u;
+			*gid = g;
+			found = 1;
+		}
+	fclose(f);
+	return found;
+}
+
 /* --emit-fstest DIR LOG: the log's header (target, profile, block size,
  * what diverged) and ops into an xfstests test. */
 static int do_emit_fstest(const char *dir, const char *log, const char *tspec)
@@ -571,6 +597,13 @@ static int do_emit_fstest(const char *dir, const char *log, const char *tspec)
 
 	if (load_log(log, tspec, &ops, &n, &nfiles, target, sizeof(target)))
 		return 2;
+	uint32_t uu, ug;
+	if (log_user(log, &uu, &ug)) {
+		fprintf(stderr, "difftest: %s is a --user log: its caller, owners and modes have no "
+			"xfstests form here (use its repro.sh)\n", log);
+		free(ops);
+		return 2;
+	}
 	FILE *f = fopen(log, "r");
 	char line[1024];
 	while (f && fgets(line, sizeof(line), f) && line[0] == '#') {
@@ -682,6 +715,11 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		return 2;
 	}
 	t.mopts.strict = o->strict || log_is_strict(log);
+	t.user = o->user;
+	t.user_uid = o->user_uid;
+	t.user_gid = o->user_gid;
+	if (!t.user)
+		t.user = log_user(log, &t.user_uid, &t.user_gid);
 	struct dt_div d;
 	pin_replay(no_pin);
 	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
@@ -753,6 +791,7 @@ struct cli {
 	const char *targets[32];
 	int ntargets, jobs, merge, quiet_bar, shrink, serial, crash_run, vm;
 	int configs, boot_plan;	/* --configs, --boot-plan */
+	int chmod_weighted;	/* --weights named chmod (else --user sets it) */
 	const char *replay, *json, *crash_log;
 	const char *expected;	/* --expected */
 	struct dt_xdiffs xd;
@@ -794,6 +833,7 @@ static const struct option long_opts[] = {
 	{ "no-pin", no_argument, NULL, 'I' },
 	{ "expected", required_argument, NULL, 'E' },
 	{ "strict", no_argument, NULL, 'A' },
+	{ "user", required_argument, NULL, 'u' },
 	{ "emit-fstest", required_argument, NULL, 'e' },
 	{ "configs", no_argument, NULL, 'k' },
 	{ "boot-plan", no_argument, NULL, 'p' },
@@ -916,7 +956,22 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 		}
 		a->targets[a->ntargets++] = arg;
 		return 0;
+	case 'u': {
+		unsigned uu, gg;
+		if (sscanf(arg, "%u:%u%n", &uu, &gg, &k) != 2 || arg[k] || uu == 0 ||
+		    uu > 65535 || gg > 65535) {
+			fprintf(stderr, "difftest: --user '%s': want UID:GID, numbers, UID not 0 "
+				"(root has CAP_FSETID: nothing to check), both below 65536\n", arg);
+			return 2;
+		}
+		c->o.user = 1;
+		c->o.user_uid = uu;
+		c->o.user_gid = gg;
+		return 0;
+	}
 	case 'w':
+		if (strstr(arg, "chmod") || strstr(arg, "all="))
+			a->chmod_weighted = 1;
 		if (!dt_weights_parse(c->weights, arg, err, sizeof(err)))
 			return 0;
 		fprintf(stderr, "difftest: --weights: %s\n", err);
@@ -1013,6 +1068,8 @@ static int parse_args(struct cli *a, int argc, char **argv)
 		if (rc)
 			return rc;
 	}
+	if (a->c.o.user && !a->chmod_weighted)
+		a->c.weights[DT_CHMOD] = 30;
 	return check_inputs(a, argc, argv) ? 2 : -1;
 }
 

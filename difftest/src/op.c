@@ -35,6 +35,16 @@ void dt_fmt_off(const struct dt_opdesc *od, const struct dt_op *op, char *buf, s
 	snprintf(buf, n, "f%d %s %" PRId64, op->file, od->cmd, op->off);
 }
 
+/* "f0 chmod 06666": a permission mode in octal, anything else (refused
+ * when run) in decimal; dt_parse_off()'s strtoll base 0 reads both */
+void dt_fmt_chmod(const struct dt_opdesc *od, const struct dt_op *op, char *buf, size_t n)
+{
+	if (op->off >= 0 && op->off <= 07777)
+		snprintf(buf, n, "f%d %s 0%" PRIo64, op->file, od->cmd, (uint64_t)op->off);
+	else
+		snprintf(buf, n, "f%d %s %" PRId64, op->file, od->cmd, op->off);
+}
+
 void dt_fmt_range(const struct dt_opdesc *od, const struct dt_op *op, char *buf, size_t n)
 {
 	snprintf(buf, n, "f%d %s %" PRId64 " %" PRId64, op->file, od->cmd, op->off, op->len);

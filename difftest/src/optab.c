@@ -214,6 +214,16 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.xfs_io = dt_xio_dedupe, .model = dt_model_dedupe,
 		.reloc = dt_reloc_reflink,
 	},
+	[DT_CHMOD] = {
+		/* the mode is the op's "offset"; xfs_io has no chmod MODE:
+		 * repro.sh runs chmod(1) as the --user caller */
+		.name = "chmod", .cmd = "chmod", .syntax = DT_SYN_OFF,
+		.call = "chmod",
+		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF,
+		.log_format = dt_fmt_chmod, .log_parse = dt_parse_off,
+		.gen = dt_gen_chmod, .exec = dt_x_chmod,
+		.xfs_io = dt_xio_chmod, .reloc = dt_reloc_none,
+	},
 };
 
 /* A kind outside the table (a corrupt op): refused where it would run. */

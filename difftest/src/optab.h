@@ -123,6 +123,7 @@ void dt_fmt_pat_range(const struct dt_opdesc *, const struct dt_op *, char *, si
 void dt_fmt_mode_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 void dt_fmt_reflink(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 void dt_fmt_sync_range(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
+void dt_fmt_chmod(const struct dt_opdesc *, const struct dt_op *, char *, size_t);
 int dt_parse_none(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_off(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
 int dt_parse_range(const struct dt_opdesc *, char *const *, int, struct dt_op *, char *, size_t);
@@ -146,6 +147,7 @@ void dt_gen_fiemap_sync(struct dt_genctx *, struct dt_op *);
 void dt_gen_dio(struct dt_genctx *, struct dt_op *);
 void dt_gen_copy_range(struct dt_genctx *, struct dt_op *);
 void dt_gen_dedupe(struct dt_genctx *, struct dt_op *);
+void dt_gen_chmod(struct dt_genctx *, struct dt_op *);
 
 /* exec.c */
 int dt_x_pwrite(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
@@ -167,6 +169,7 @@ int dt_x_dio_write(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_d
 int dt_x_dio_read(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_copy_range(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_dedupe(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_chmod(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_unknown(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 
 /* script.c (the reproducer's xfs_io commands and model replay) */
@@ -185,6 +188,7 @@ int dt_xio_dio_pwrite(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_dio_pread(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_copy_range(const struct dt_op *, int64_t, char *, size_t);
 int dt_xio_dedupe(const struct dt_op *, int64_t, char *, size_t);
+int dt_xio_chmod(const struct dt_op *, int64_t, char *, size_t);
 int64_t dt_model_pwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_mwrite(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_truncate(struct rm_file *const *, int, const struct dt_op *, unsigned char *);

@@ -196,6 +196,16 @@ int dt_xio_falloc(const struct dt_op *op, int64_t size, char *buf, size_t n)
 
 /* reopen (each xfs_io run opens and closes the file), drop_caches and
  * remount (the script's own commands) */
+/* chmod: xfs_io has no "chmod MODE"; chmod(1) as the caller ($AS_USER,
+ * set up by repro.sh for --user runs), a line of its own */
+int dt_xio_chmod(const struct dt_op *op, int64_t size, char *buf, size_t n)
+{
+	(void)size;
+	snprintf(buf, n, "$AS_USER chmod 0%" PRIo64 " \"$F%d\"", (uint64_t)op->off & 07777,
+		 op->file);
+	return DT_XIO_NOTHING;
+}
+
 int dt_xio_nothing(const struct dt_op *op, int64_t size, char *buf, size_t n)
 {
 	(void)op;
@@ -468,9 +478,24 @@ static void setup(const struct script *sc)
 		config_setup(sc);
 	if (sc->is_crash)	/* only kernel messages logged from here on count */
 		fprintf(f, "klines=$(dmesg | wc -l)\n");
+	if (sc->t->user) {
+		/* the ops' caller: setuid from root drops every capability */
+		fprintf(f, "# as difftest --user %u:%u: xfs_io and chmod run as that caller\n"
+			"SETPRIV=${SETPRIV:-/usr/bin/setpriv}	# util-linux's, not busybox's applet\n"
+			"AS_USER=\"$SETPRIV --reuid=%u --regid=%u --clear-groups\"\n"
+			"XFS_IO=\"$AS_USER $XFS_IO\"\n",
+			(unsigned)sc->t->user_uid, (unsigned)sc->t->user_gid,
+			(unsigned)sc->t->user_uid, (unsigned)sc->t->user_gid);
+	}
 	for (int i = 0; i < sc->nfiles; i++) {
 		fprintf(f, "F%d=\"$DIR/difftest-repro-f%d\"\n", i, i);
 		fprintf(f, "rm -f \"$F%d\"; : > \"$F%d\"\n", i, i);
+		if (sc->t->user) {
+			struct rm_attr a = dt_user_attr(sc->t, i);
+
+			fprintf(f, "chown %u:%u \"$F%d\"; chmod 0%o \"$F%d\"\n", (unsigned)a.uid,
+				(unsigned)a.gid, i, (unsigned)a.mode, i);
+		}
 	}
 	fprintf(f, "remount() {\n\tset -- $(awk -v m=\"$DIR\" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)\n"
 		   "\tif [ $# -eq 3 ]; then sync; umount \"$DIR\" && mount -t \"$2\" -o \"$3\" \"$1\" \"$DIR\"; "
@@ -508,6 +533,11 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	}
 	if (op->kind == DT_REOPEN)
 		return;	/* each xfs_io run opens and closes the file */
+	if (!has && last && op->kind == DT_CHMOD && !sc->is_crash) {
+		/* chmod(1)'s "...: Operation not permitted" for the verdict */
+		fprintf(f, "echo '--- the op that diverges:'\nout=$(%s 2>&1); echo \"$out\"\n", cmd);
+		return;
+	}
 	if (!has) {
 		fprintf(f, "%s\n", cmd);
 		return;
@@ -580,6 +610,19 @@ static void verdict_seek(const struct script *sc, int fi)
 	(void)fi;
 	fprintf(sc->f, "# expected (any answer rm_lseek_ok() allows); the kernel gave the one in the message\n");
 	fprintf(sc->f, "echo \"$out\" | grep -qw -- \"%lld\" && bug=1\n", got);
+}
+
+/* st_mode after the op (--user): the model's mode from the message */
+static void verdict_mode(const struct script *sc, int fi)
+{
+	const char *p = strstr(sc->d->msg, "expected 0");
+	unsigned want = 0;
+
+	(void)fi;
+	if (!p || sscanf(p, "expected %o", &want) != 1)
+		return;
+	fprintf(sc->f, "m=$(stat -c %%a \"$F\")\necho \"mode: $m (expected %o)\"\n"
+		"[ \"$m\" = %o ] || bug=1\n", want, want);
 }
 
 /* on-disk corruption: unmount and fsck as difftest's remount did */
@@ -659,6 +702,7 @@ static void verdict_map(const struct script *sc, int fi)
 static void (*const verdicts[DV_NKINDS])(const struct script *sc, int fi) = {
 	[DV_RET] = verdict_ret, [DV_SIZE] = verdict_size, [DV_MAP] = verdict_map,
 	[DV_DATA] = verdict_data, [DV_SEEK] = verdict_seek, [DV_FSCK] = verdict_fsck,
+	[DV_MODE] = verdict_mode,
 };
 
 static void verdict(const struct script *sc, const struct dt_op *ops, size_t n)
@@ -673,7 +717,8 @@ static void verdict(const struct script *sc, const struct dt_op *ops, size_t n)
 	if (sc->is_crash)
 		for (int i = 0; i < sc->nfiles; i++)
 			fprintf(f, "$XFS_IO -r -c fiemap \"$F%d\" >/dev/null 2>&1\n", i);
-	if (n == 0 || dt_op_xfs_io(&ops[n - 1], 0, cmd, sizeof(cmd)) <= 0)
+	if (n == 0 || (dt_op_xfs_io(&ops[n - 1], 0, cmd, sizeof(cmd)) <= 0 &&
+		       ops[n - 1].kind != DT_CHMOD))
 		fprintf(f, "out=\n");
 	fprintf(f, "F=\"$F%d\"\nbug=0\n", fi);
 	if (sc->is_crash)	/* new kernel lines of the kinds vm/run treats as a crash */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -359,6 +360,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		{ "lost-unwritten", DT_F_LOST_UNWRITTEN },
 		{ "wrong-errno", DT_F_WRONG_ERRNO },
 		{ "flaky", DT_F_FLAKY },
+		{ "keep-setid", DT_F_KEEP_SETID },
 	};
 
 	if (p2) {
@@ -378,7 +380,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 			i++;
 		if (i == sizeof(faults) / sizeof(faults[0])) {
 			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-				 "lost-unwritten, wrong-errno, flaky)", kind);
+				 "lost-unwritten, wrong-errno, flaky, keep-setid)", kind);
 			return -EINVAL;
 		}
 		t->fault = faults[i].f;
@@ -644,6 +646,59 @@ static int open_file(struct dt_session *s, int i, int creat)
 	return 0;
 }
 
+struct rm_attr dt_user_attr(const struct dt_target *t, int i)
+{
+	uint32_t u = t->user_uid, g = t->user_gid;
+
+	switch (i % 4) {
+	case 0:
+		return (struct rm_attr){ 06666, u, g };
+	case 1:
+		return (struct rm_attr){ 06666, 0, 0 };
+	case 2:
+		return (struct rm_attr){ 06676, 0, g };
+	default:
+		return (struct rm_attr){ 06666, u, 0 };
+	}
+}
+
+void dt_cred_enter(const struct dt_target *t, int on)
+{
+	if (!t->user || t->type != DT_T_FD)
+		return;
+	/* fsgid while fsuid is still 0 (setfsgid() needs CAP_SETGID or a
+	 * matching id); leaving 0 drops CAP_FS_MASK, coming back raises it */
+	if (on) {
+		setfsgid(t->user_gid);
+		setfsuid(t->user_uid);
+	} else {
+		setfsuid(0);
+		setfsgid(0);
+	}
+}
+
+enum rm_cred_fs dt_cred_fs(const struct dt_target *t)
+{
+	if (t->type == DT_T_FD && !strcmp(t->fsname, "rangeshift-fusefs"))
+		return RM_CRED_FUSE;
+	return t->mopts.profile == RM_PROFILE_XFS ? RM_CRED_XFS : RM_CRED_EXT4;
+}
+
+/* --user: the file's owner, group and set-ID mode, set as root (chown
+ * first: it clears set-ID bits itself, chown_common()). */
+static int user_setup(struct dt_session *s, int i)
+{
+	struct dt_target *t = s->t;
+	struct rm_attr a = dt_user_attr(t, i);
+
+	s->attr[i] = s->fattr[i] = a;
+	if (t->type != DT_T_FD)
+		return 0;
+	if (fchown(s->fd[i], a.uid, a.gid) || fchmod(s->fd[i], a.mode))
+		return neg_errno();
+	return 0;
+}
+
 static int new_file(struct dt_session *s, int i)
 {
 	struct dt_target *t = s->t;
@@ -653,10 +708,13 @@ static int new_file(struct dt_session *s, int i)
 
 	if (rc)
 		return rc;
-	if (t->type != DT_T_FD)
-		return rm_file_new(&t->mopts, &s->fake[i]);
+	if (t->type != DT_T_FD) {
+		rc = rm_file_new(&t->mopts, &s->fake[i]);
+		return rc || !t->user ? rc : user_setup(s, i);
+	}
 	snprintf(s->path[i], sizeof(s->path[i]), "%s/dt-%s-%u", t->dir, t->tag, t->counter++);
-	return open_file(s, i, 1);
+	rc = open_file(s, i, 1);
+	return rc || !t->user ? rc : user_setup(s, i);
 }
 
 static void free_file(struct dt_session *s, int i)
@@ -718,8 +776,18 @@ void dt_session_close(struct dt_session *s)
 
 int dt_session_reset_file(struct dt_session *s, int i)
 {
+	if (!s->t->user || s->t->type != DT_T_FD) {
+		free_file(s, i);
+		return new_file(s, i);
+	}
+	/* as root (an ENOSPC reset runs inside a --user op): unlink in the
+	 * test directory, create, chown */
+	int pu = setfsuid(0), pg = setfsgid(0);
 	free_file(s, i);
-	return new_file(s, i);
+	int rc = new_file(s, i);
+	setfsgid((gid_t)pg);
+	setfsuid((uid_t)pu);
+	return rc;
 }
 
 /* ---- raw operations ---- */
@@ -956,6 +1024,33 @@ int64_t dt_t_dedupe(struct dt_session *s, int i, int src, int64_t soff, int64_t 
 	int64_t res = dt_dedupe_result(rc, a->info[0].status, (int64_t)a->info[0].bytes_deduped);
 	free(a);
 	return res;
+}
+
+int dt_t_chmod(struct dt_session *s, int i, uint32_t mode)
+{
+	struct dt_target *t = s->t;
+
+	if (t->type != DT_T_FD) {
+		struct rm_cred c;
+
+		if (t->user)
+			rm_cred_user(&c, t->user_uid, t->user_gid);
+		else
+			rm_cred_root(&c);
+		return rm_cred_chmod(&c, &s->fattr[i], mode);
+	}
+	return fchmod(s->fd[i], mode) ? neg_errno() : 0;
+}
+
+int64_t dt_t_mode(struct dt_session *s, int i)
+{
+	struct stat st;
+
+	if (s->t->type != DT_T_FD)
+		return s->fattr[i].mode;
+	if (fstat(s->fd[i], &st))
+		return neg_errno();
+	return st.st_mode & 07777;
 }
 
 int dt_t_reopen(struct dt_session *s, int i)

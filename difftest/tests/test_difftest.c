@@ -89,6 +89,7 @@ static void test_op_roundtrip(void **state)
 	assert_int_equal(rm_pwrite(m[1], data, sizeof(data), 0), (ssize_t)sizeof(data));
 	dt_gen_init(&g, 42, 2, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;	/* opt-in by default; its syntax is tested too */
+	g.weights[DT_CHMOD] = 10;	/* so is chmod's (--user) */
 	dt_weights_writeback(g.weights);	/* so are the write-back points' */
 	g.weights[DT_DIO_WRITE] = g.weights[DT_DIO_READ] = 10;	/* and fsx's other ops */
 	g.weights[DT_COPY_RANGE] = g.weights[DT_DEDUPE] = 10;
@@ -107,7 +108,8 @@ static void test_op_roundtrip(void **state)
 			b.mode = a.mode;
 		if (a.kind == DT_FSYNC || a.kind == DT_FDATASYNC || a.kind == DT_REOPEN ||
 		    dt_kind_is_global(a.kind) ||
-		    a.kind == DT_TRUNCATE || a.kind == DT_SEEK_DATA || a.kind == DT_SEEK_HOLE)
+		    a.kind == DT_TRUNCATE || a.kind == DT_SEEK_DATA || a.kind == DT_SEEK_HOLE ||
+		    a.kind == DT_CHMOD)
 			b.len = a.len;
 		if (a.kind == DT_FSYNC || a.kind == DT_FDATASYNC || a.kind == DT_REOPEN ||
 		    dt_kind_is_global(a.kind))

@@ -99,7 +99,7 @@ static void test_every_kind_clean(void **state)
 		"drop_caches", "remount", "f0 seek -d 0", "f0 seek -h 0",
 		"f1 reflink f0 0 0 8192", "f0 fdatasync", "f0 sync_range -a -w 0 4096",
 		"f0 fiemap 0 65536", "f0 dio_pwrite -S 0x44 8192 8192", "f0 dio_pread 100 512",
-		"f1 copy_range f0 100 4096 5000", "f1 dedupe f0 0 0 4096",
+		"f1 copy_range f0 100 4096 5000", "f1 dedupe f0 0 0 4096", "f0 chmod 0644",
 	};
 	struct fx f;
 
@@ -135,6 +135,83 @@ static void test_shift_check_above_4g(void **state)
 	fx_close(&f);
 }
 
+/* --user on the model target and on faulty:keep-setid (a target that
+ * never removes set-ID bits): the oracle's mode check (RULES.md P1-P6). */
+static void user_open(struct fx *f, const char *spec, int nfiles)
+{
+	struct dt_opts o = { .check_every = 1000, .map_batch = 1 };
+	char err[256];
+
+	assert_int_equal(dt_target_init(&f->t, spec, "test", err, sizeof(err)), 0);
+	f->t.user = 1;
+	f->t.user_uid = 1000;
+	f->t.user_gid = 1000;
+	assert_int_equal(dt_session_open(&f->t, nfiles, &f->s, err, sizeof(err)), 0);
+	assert_int_equal(dt_exec_init(&f->x, f->s, &o), 0);
+}
+
+static int run_div(struct fx *f, const char *line, uint64_t opno, char *msg, size_t n)
+{
+	struct dt_op op;
+	struct dt_div d = { 0 };
+	char err[256];
+
+	if (dt_op_parse(line, &op, err, sizeof(err)))
+		fail_msg("'%s': %s", line, err);
+	int rc = dt_exec_op(&f->x, &op, opno, &d);
+	snprintf(msg, n, "%s", d.msg);
+	dt_div_free(&d);
+	return rc;
+}
+
+static void test_user_modes(void **state)
+{
+	struct fx f;
+	char msg[512];
+
+	(void)state;
+	user_open(&f, "model:xfs", 4);
+	/* the table: f0 caller's 06666, f1 root's 06666, f2 root's in the
+	 * caller's group 06676, f3 caller's outside its group 06666 */
+	assert_int_equal(f.s->attr[1].mode, 06666);
+	assert_int_equal(f.s->attr[2].uid, 0);
+	assert_int_equal(f.s->attr[2].gid, 1000);
+	run(&f, "f0 pwrite -S 0x41 0 4096", 0);
+	assert_int_equal(f.s->attr[0].mode, 02666);	/* in its group: S_ISGID stays */
+	run(&f, "f1 chmod 0600", 1);			/* EPERM on both */
+	assert_int_equal(f.s->attr[1].mode, 06666);
+	run(&f, "f1 mwrite -S 0x41 0 0", 2);
+	assert_int_equal(f.s->attr[1].mode, 06666);	/* mappings remove nothing */
+	run(&f, "f1 fcollapse 100 4096", 3);		/* XFS: refused after file_modified() */
+	assert_int_equal(f.s->attr[1].mode, 0666);
+	run(&f, "f3 chmod 06666", 4);			/* the owner outside the group */
+	assert_int_equal(f.s->attr[3].mode, 04666);
+	fx_close(&f);
+
+	user_open(&f, "model:ext4", 2);
+	run(&f, "f1 fcollapse 100 4096", 0);		/* ext4: refused first */
+	assert_int_equal(f.s->attr[1].mode, 06666);
+	fx_close(&f);
+
+	user_open(&f, "faulty:keep-setid:ext4", 2);
+	assert_int_equal(run_div(&f, "f1 truncate 4096", 0, msg, sizeof(msg)), DV_MODE);
+	assert_non_null(strstr(msg, "expected 00666, the file has 06666"));
+	fx_close(&f);
+}
+
+static void test_chmod_log_line(void **state)
+{
+	struct dt_op op;
+	char err[256], line[128];
+
+	(void)state;
+	assert_int_equal(dt_op_parse("f2 chmod 06676", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.kind, DT_CHMOD);
+	assert_int_equal(op.off, 06676);
+	dt_op_format(&op, line, sizeof(line));
+	assert_string_equal(line, "f2 chmod 06676");
+}
+
 static void test_file_out_of_session(void **state)
 {
 	struct fx f;
@@ -164,6 +241,8 @@ int main(void)
 		cmocka_unit_test(test_target_kernel_rules),
 		cmocka_unit_test(test_shift_check_above_4g),
 		cmocka_unit_test(test_file_out_of_session),
+		cmocka_unit_test(test_user_modes),
+		cmocka_unit_test(test_chmod_log_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

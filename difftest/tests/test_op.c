@@ -126,6 +126,7 @@ static void test_roundtrip_generated(void **state)
 		assert_int_equal(rm_file_new(&o, &m[i]), 0);
 	dt_gen_init(&g, 99, 3, 4096, rm_profile_maxbytes(RM_PROFILE_EXT4, 4096));
 	g.weights[DT_REFLINK] = 15;
+	g.weights[DT_CHMOD] = 10;	/* --user's */
 	dt_weights_writeback(g.weights);	/* fdatasync, sync_range, fiemap_sync */
 	g.weights[DT_DIO_WRITE] = g.weights[DT_DIO_READ] = 10;
 	g.weights[DT_COPY_RANGE] = g.weights[DT_DEDUPE] = 10;
