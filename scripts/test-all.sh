@@ -76,7 +76,7 @@ difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
 difftest/difftest-vm --kernel 6.12 --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-6.12" \
 	-N "${RS_CI_OPS:-20000}" -S "${RS_CI_SEED:-1}" -t ext4 -t xfs -t fusefs
-# blocks smaller than the page (one boot, about 90 s at load 16; measured
+# blocks smaller than the page (one boot, 96 s host wall at load 10-12; measured
 # clean at 2,000 ops, bench/RESULTS.md "Configurations")
 rm -rf "$out-config"
 difftest/difftest-vm --vm-build-dir "$RANGESHIFT_CACHE/build" --out "$out-config" \
