@@ -186,6 +186,10 @@ int tree_depth(const struct node *t);
 /* The first segment with write-back state that ends after off: its start
  * (and *len its length), or -1.  O(log n) through aug.wbsegs. */
 int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len);
+/* Clear the write-back state of the segment starting at pos in place when
+ * it cannot merge with its neighbours: true when done, false (nothing
+ * changed) otherwise.  O(log n). */
+bool tree_wb_clear_at(struct node *root, int64_t pos);
 /* the last segment (NULL for an empty tree) */
 const struct seg *tree_last(const struct node *t);
 /* Check the tree's structure (heap order, node fill, the augmentation

@@ -746,6 +746,78 @@ int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len)
 	}
 	return -1;
 }
+/* Clear the write-back state of the segment starting at pos in place,
+ * when the cleared segment cannot merge with its neighbours (so the tree
+ * stays as a range operation would leave it): the segment's node's own_wb
+ * and the wbsegs of the path down to it drop by one.  O(log n), no
+ * allocation.  Returns true when done; false (nothing changed) when there
+ * is no segment with write-back state at pos, when it would merge with a
+ * neighbour, or when the path is deeper than the scratch: the caller then
+ * does the range operation. */
+bool tree_wb_clear_at(struct node *root, int64_t pos)
+{
+	struct node *path[128];
+	size_t d = 0;
+	struct node *t = root, *pred_anc = NULL, *succ_anc = NULL;
+	int64_t base = 0;
+	uint32_t i = 0;
+	while (t) {
+		if (d == sizeof(path) / sizeof(path[0]))
+			return false;
+		path[d++] = t;
+		int64_t ll = tree_len(t->l);
+		if (pos < base + ll) {
+			succ_anc = t;
+			t = t->l;
+			continue;
+		}
+		if (pos >= base + ll + t->own_len) {
+			pred_anc = t;
+			base += ll + t->own_len;
+			t = t->r;
+			continue;
+		}
+		int64_t p = base + ll;
+		for (i = 0; i < t->n && p < pos; i++)
+			p += t->e[i].s.len;
+		if (p != pos || i == t->n)
+			return false;
+		break;
+	}
+	if (!t || !t->e[i].s.wb)
+		return false;
+	struct seg g = t->e[i].s;
+	g.wb = 0;
+	const struct seg *prev = NULL, *next = NULL;
+	if (i > 0) {
+		prev = &t->e[i - 1].s;
+	} else if (t->l) {
+		const struct node *q = t->l;
+		while (q->r)
+			q = q->r;
+		prev = &q->e[q->n - 1].s;
+	} else if (pred_anc) {
+		prev = &pred_anc->e[pred_anc->n - 1].s;
+	}
+	if (i + 1 < t->n) {
+		next = &t->e[i + 1].s;
+	} else if (t->r) {
+		const struct node *q = t->r;
+		while (q->l)
+			q = q->l;
+		next = &q->e[0].s;
+	} else if (succ_anc) {
+		next = &succ_anc->e[0].s;
+	}
+	if ((prev && mergeable(prev, &g)) || (next && mergeable(&g, next)))
+		return false;
+	t->e[i].s.wb = 0;
+	t->own_wb--;
+	for (size_t k = 0; k < d; k++)
+		path[k]->sum.wbsegs--;
+	return true;
+}
+
 size_t tree_nodes(const struct node *t) { return aug_of(t)->nodes; }
 
 int tree_depth(const struct node *t)

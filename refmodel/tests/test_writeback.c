@@ -278,6 +278,39 @@ static void test_w6_w7_shift_writeback(void **st)
 	}
 }
 
+static void compare_views(struct rm_file *a, struct rm_file *b, bool synced, const char *what);
+
+/* An insert writes back many separate dirty blocks (each its own segment,
+ * cleaned in place) and a dirty block that, once clean, merges with its
+ * clean neighbour (cleaned by a range operation): the tree stays canonical
+ * (chk: no unmerged neighbours), nothing stays dirty past off, and the
+ * after-write-back map is the write-through file's. */
+static void test_writeback_many_segments(void **st)
+{
+	(void)st;
+	EACH(p, k) {
+		struct rm_file *a = mk(p, k, K, 0), *b = mk(p, k, K, 1);
+		for (int i = 0; i < 200; i++) {
+			wr(a, 2 * i * K, K);
+			wr(b, 2 * i * K, K);
+		}
+		/* two blocks of one buffer; the first written back alone */
+		wr(a, 400 * K, 2 * K);
+		wr(b, 400 * K, 2 * K);
+		unsigned all = RM_SYNC_FILE_RANGE_WAIT_BEFORE | RM_SYNC_FILE_RANGE_WRITE |
+			       RM_SYNC_FILE_RANGE_WAIT_AFTER;
+		assert_int_equal(rm_sync_file_range(a, 400 * K, K, all), 0);
+		chk(a);
+		assert_int_equal(rm_dirty_bytes(a), 201 * K);
+		assert_int_equal(rm_fallocate(a, RM_FALLOC_FL_INSERT_RANGE, 0, K), 0);
+		assert_int_equal(rm_fallocate(b, RM_FALLOC_FL_INSERT_RANGE, 0, K), 0);
+		assert_int_equal(rm_dirty_bytes(a), 0);
+		compare_views(a, b, false, "insert over 201 dirty segments");
+		rm_file_free(a);
+		rm_file_free(b);
+	}
+}
+
 /* XFS 6.1 flushes the collapse range before its checks: a refused
  * collapse still writes back; 6.12 and ext4 check first */
 static void test_w7_xfs61_refused_collapse_flushes(void **st)
@@ -670,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_w8_xfs_punch_to_eof_writes_eof_page),
 		cmocka_unit_test(test_w6_w7_shift_writeback),
 		cmocka_unit_test(test_w7_xfs61_refused_collapse_flushes),
+		cmocka_unit_test(test_writeback_many_segments),
 		cmocka_unit_test(test_zero_range_over_dirty),
 		cmocka_unit_test(test_truncate_over_dirty),
 		cmocka_unit_test(test_w4_sync_file_range),
