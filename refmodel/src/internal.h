@@ -186,10 +186,15 @@ int tree_depth(const struct node *t);
 /* The first segment with write-back state that ends after off: its start
  * (and *len its length), or -1.  O(log n) through aug.wbsegs. */
 int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len);
-/* Clear the write-back state of the segment starting at pos in place when
- * it cannot merge with its neighbours: true when done, false (nothing
- * changed) otherwise.  O(log n). */
-bool tree_wb_clear_at(struct node *root, int64_t pos);
+/* Clear in place, in one walk, the write-back state of the segments in
+ * [s, e), merging each with the neighbours it now matches when they are in
+ * its node, in order, until one that cannot be done so (it would merge
+ * with a segment of another node, or lies only partly inside the range):
+ * false when none is left, true with *fp and *flen that segment (the
+ * caller cleans it by a range operation and calls again from its end).
+ * O(log n + k) for k segments cleared, with an O(log n) neighbour look-up
+ * at node edges. */
+bool tree_wb_clean(struct node *root, int64_t s, int64_t e, int64_t *fp, int64_t *flen);
 /* the last segment (NULL for an empty tree) */
 const struct seg *tree_last(const struct node *t);
 /* Check the tree's structure (heap order, node fill, the augmentation

@@ -782,22 +782,16 @@ static bool wb_any_dirty(const struct rm_file *f)
 	return false;
 }
 
-/* Clean the segments with write-back state in [s, e) (block aligned), each
- * in place when it stays a segment of its own (tree_wb_clear_at()), else
- * by a range operation: O(k log n) for k such segments, so that a
+/* Clean the segments with write-back state in [s, e) (block aligned): in
+ * place in one walk those that stay segments of their own
+ * (tree_wb_clean()), by a range operation each the others, so that a
  * flush of a clean range, or of a range past the dirty blocks, costs
  * O(log n) whatever the size of the file. */
 static int wb_clean_iter(struct rm_file *f, int64_t s, int64_t e)
 {
 	int64_t p, len;
-	while ((p = tree_wb_find(f->root, s, &len)) >= 0 && p < e) {
+	while (s < e && tree_wb_clean(f->root, s, e, &p, &len)) {
 		int64_t a = max64(p, s), b = min64(sat_add(p, len), e);
-		/* the common case, a dirty segment wholly inside the range
-		 * that stays a segment of its own once clean: in place */
-		if (a == p && b == sat_add(p, len) && tree_wb_clear_at(f->root, p)) {
-			s = b;
-			continue;
-		}
 		struct rop x;
 		int err = rop_open(f, a, b, &x);
 		if (err)

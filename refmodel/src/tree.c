@@ -746,46 +746,13 @@ int64_t tree_wb_find(const struct node *t, int64_t off, int64_t *len)
 	}
 	return -1;
 }
-/* Clear the write-back state of the segment starting at pos in place,
- * when the cleared segment cannot merge with its neighbours (so the tree
- * stays as a range operation would leave it): the segment's node's own_wb
- * and the wbsegs of the path down to it drop by one.  O(log n), no
- * allocation.  Returns true when done; false (nothing changed) when there
- * is no segment with write-back state at pos, when it would merge with a
- * neighbour, or when the path is deeper than the scratch: the caller then
- * does the range operation. */
-bool tree_wb_clear_at(struct node *root, int64_t pos)
+/* Would segment i of t, its write-back state cleared, merge with its
+ * previous (*pm) or next (*nm) segment?  pa and sa are t's nearest
+ * ancestors of which t is in the right and in the left subtree (NULL:
+ * none). */
+static void wb_clear_merges(const struct node *t, uint32_t i, const struct node *pa,
+			    const struct node *sa, bool *pm, bool *nm)
 {
-	struct node *path[128];
-	size_t d = 0;
-	struct node *t = root, *pred_anc = NULL, *succ_anc = NULL;
-	int64_t base = 0;
-	uint32_t i = 0;
-	while (t) {
-		if (d == sizeof(path) / sizeof(path[0]))
-			return false;
-		path[d++] = t;
-		int64_t ll = tree_len(t->l);
-		if (pos < base + ll) {
-			succ_anc = t;
-			t = t->l;
-			continue;
-		}
-		if (pos >= base + ll + t->own_len) {
-			pred_anc = t;
-			base += ll + t->own_len;
-			t = t->r;
-			continue;
-		}
-		int64_t p = base + ll;
-		for (i = 0; i < t->n && p < pos; i++)
-			p += t->e[i].s.len;
-		if (p != pos || i == t->n)
-			return false;
-		break;
-	}
-	if (!t || !t->e[i].s.wb)
-		return false;
 	struct seg g = t->e[i].s;
 	g.wb = 0;
 	const struct seg *prev = NULL, *next = NULL;
@@ -796,8 +763,8 @@ bool tree_wb_clear_at(struct node *root, int64_t pos)
 		while (q->r)
 			q = q->r;
 		prev = &q->e[q->n - 1].s;
-	} else if (pred_anc) {
-		prev = &pred_anc->e[pred_anc->n - 1].s;
+	} else if (pa) {
+		prev = &pa->e[pa->n - 1].s;
 	}
 	if (i + 1 < t->n) {
 		next = &t->e[i + 1].s;
@@ -806,15 +773,95 @@ bool tree_wb_clear_at(struct node *root, int64_t pos)
 		while (q->l)
 			q = q->l;
 		next = &q->e[0].s;
-	} else if (succ_anc) {
-		next = &succ_anc->e[0].s;
+	} else if (sa) {
+		next = &sa->e[0].s;
 	}
-	if ((prev && mergeable(prev, &g)) || (next && mergeable(&g, next)))
+	*pm = prev && mergeable(prev, &g);
+	*nm = next && mergeable(&g, next);
+}
+
+/* Remove segments i..i+k-1 of t (their buffer references already moved
+ * or dropped). */
+static void node_remove(struct node *t, uint32_t i, uint32_t k)
+{
+	memmove(&t->e[i], &t->e[i + k], (t->n - i - k) * sizeof(t->e[0]));
+	t->n = (uint16_t)(t->n - k);
+}
+
+struct wbc {
+	int64_t s, e;
+	int64_t fp, flen;	/* the segment that stopped the walk */
+	bool stop;
+};
+
+/* In order over the subtrees holding write-back state in [s, e): returns
+ * how many segments of t's subtree it cleared (and took them off the
+ * wbsegs of the subtrees it went through).  A cleared segment that merges
+ * with neighbours in its own node merges there (the node keeps its
+ * length, allocation and place); one that would merge across nodes stops
+ * the walk. */
+static uint32_t wbc_rec(struct wbc *c, struct node *t, int64_t base, const struct node *pa,
+			const struct node *sa)
+{
+	if (!t || c->stop || !t->sum.wbsegs || base >= c->e || base + t->sum.len <= c->s)
+		return 0;
+	int64_t ll = tree_len(t->l);
+	uint32_t cleared = wbc_rec(c, t->l, base, pa, t);
+	int64_t p = base + ll;
+	if (!c->stop && t->own_wb && p < c->e && p + t->own_len > c->s) {
+		for (uint32_t i = 0; i < t->n && p < c->e;) {
+			struct seg *g = &t->e[i].s;
+			int64_t q = p + g->len;
+			if (!g->wb || q <= c->s) {
+				p = q;
+				i++;
+				continue;
+			}
+			bool pm = false, nm = false;
+			if (p >= c->s && q <= c->e)
+				wb_clear_merges(t, i, pa, sa, &pm, &nm);
+			if (p < c->s || q > c->e || (pm && i == 0) || (nm && i + 1 == t->n)) {
+				c->stop = true;
+				c->fp = p;
+				c->flen = g->len;
+				break;
+			}
+			g->wb = 0;
+			t->own_wb--;
+			cleared++;
+			if (nm) {
+				/* the next one (clean) joins g */
+				struct seg *n = &t->e[i + 1].s;
+				g->len += n->len;
+				q += n->len;
+				v_drop_seg(n);
+				node_remove(t, i + 1, 1);
+			}
+			if (pm) {
+				/* g joins the previous one */
+				t->e[i - 1].s.len += g->len;
+				v_drop_seg(g);
+				node_remove(t, i, 1);
+			} else {
+				i++;
+			}
+			p = q;
+		}
+	}
+	if (!c->stop)
+		cleared += wbc_rec(c, t->r, base + ll + t->own_len, t, sa);
+	t->sum.wbsegs -= cleared;
+	return cleared;
+}
+
+bool tree_wb_clean(struct node *root, int64_t s, int64_t e, int64_t *fp, int64_t *flen)
+{
+	struct wbc c = { s, e, 0, 0, false };
+	wbc_rec(&c, root, 0, NULL, NULL);
+	if (!c.stop)
 		return false;
-	t->e[i].s.wb = 0;
-	t->own_wb--;
-	for (size_t k = 0; k < d; k++)
-		path[k]->sum.wbsegs--;
+	*fp = c.fp;
+	*flen = c.flen;
 	return true;
 }
 

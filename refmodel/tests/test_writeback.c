@@ -281,10 +281,10 @@ static void test_w6_w7_shift_writeback(void **st)
 static void compare_views(struct rm_file *a, struct rm_file *b, bool synced, const char *what);
 
 /* An insert writes back many separate dirty blocks (each its own segment,
- * cleaned in place) and a dirty block that, once clean, merges with its
- * clean neighbour (cleaned by a range operation): the tree stays canonical
- * (chk: no unmerged neighbours), nothing stays dirty past off, and the
- * after-write-back map is the write-through file's. */
+ * cleaned in place) and dirty blocks that, once clean, merge with their
+ * clean neighbours (in their node, or by a range operation): the tree
+ * stays canonical (chk: no unmerged neighbours), nothing stays dirty past
+ * off, and the after-write-back map is the write-through file's. */
 static void test_writeback_many_segments(void **st)
 {
 	(void)st;
@@ -302,10 +302,18 @@ static void test_writeback_many_segments(void **st)
 		assert_int_equal(rm_sync_file_range(a, 400 * K, K, all), 0);
 		chk(a);
 		assert_int_equal(rm_dirty_bytes(a), 201 * K);
+		/* three blocks of one buffer; the outer two written back:
+		 * the middle one, once clean, merges with both */
+		wr(a, 404 * K, 3 * K);
+		wr(b, 404 * K, 3 * K);
+		assert_int_equal(rm_sync_file_range(a, 404 * K, K, all), 0);
+		assert_int_equal(rm_sync_file_range(a, 406 * K, K, all), 0);
+		chk(a);
+		assert_int_equal(rm_dirty_bytes(a), 202 * K);
 		assert_int_equal(rm_fallocate(a, RM_FALLOC_FL_INSERT_RANGE, 0, K), 0);
 		assert_int_equal(rm_fallocate(b, RM_FALLOC_FL_INSERT_RANGE, 0, K), 0);
 		assert_int_equal(rm_dirty_bytes(a), 0);
-		compare_views(a, b, false, "insert over 201 dirty segments");
+		compare_views(a, b, false, "insert over 202 dirty segments");
 		rm_file_free(a);
 		rm_file_free(b);
 	}
