@@ -42,6 +42,9 @@ fusefs_start() { # [OPTS]
 	rangeshift-fusefs "$FUSEFS_MNT" -f ${1:+-o "$1"} >/tmp/fusefs.log 2>&1 &
 	echo $! >"$FUSEFS_PIDFILE"
 	wait_for 60 is_mounted "$FUSEFS_MNT" || { say "fusefs did not mount in 60 s:"; cat /tmp/fusefs.log; return 1; }
+	# its share of the dirty thresholds, as vm/init gives it (deterministic write-back)
+	_bdi=$(awk -v d="$FUSEFS_MNT" '$5 == d { print $3 }' /proc/self/mountinfo)
+	echo 1 >"/sys/class/bdi/$_bdi/min_ratio" 2>/dev/null || say "cannot set min_ratio of bdi $_bdi"
 }
 
 # use_fuse patched|pristine: unmount, rmmod, insmod the other fuse.ko, remount.
