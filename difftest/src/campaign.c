@@ -287,6 +287,7 @@ static int open_target(struct trun *u, const char *spec)
 		fail(u, "", err);
 		return -EPERM;
 	}
+	dt_target_discipline(u->t, c->o.map_sync);
 	return 0;
 }
 

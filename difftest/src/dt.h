@@ -206,6 +206,10 @@ struct dt_target {
 	int profile_named;		/* the spec named the profile (and kernel) */
 	int fiemap;			/* 0 none, 1 FS_IOC_FIEMAP, 2 RS_IOC_FIEMAP */
 	int fiemap_nosync;		/* no FIEMAP_FLAG_SYNC (pre-writeback maps) */
+	/* The observer-free discipline (not --map-sync, dt_target_discipline()):
+	 * maps checked without FIEMAP_FLAG_SYNC against the model's cached
+	 * view; only the ops write back (and the model with them). */
+	int cached;
 	int rs_ioctl;			/* fusefs: shift modes through RS_IOC_* */
 	int mmap_ok;
 	int can_remount;		/* own mount point and root */
@@ -286,6 +290,15 @@ struct dt_session {
 
 int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 		   char *err, size_t errn);
+/* The checking discipline, before any session opens: map_sync 1, every
+ * map check writes back first (FIEMAP_FLAG_SYNC, the model's states after
+ * write-back); 0, observer-free: no check writes back, the model keeps
+ * dirty blocks (fusefs's files are write-through: FUSE without a
+ * write-back cache writes through, and its FIEMAP, built on the server's
+ * SEEK_DATA/SEEK_HOLE, has no delayed allocation). */
+void dt_target_discipline(struct dt_target *t, int map_sync);
+/* 1 when t is rangeshift-fusefs. */
+int dt_target_is_fuse(const struct dt_target *t);
 /* Whether spec names a target (known kind and profile; for dir: an
  * existing path), touching nothing: 0, or -errno with a message in err. */
 int dt_target_spec_check(const char *spec, char *err, size_t errn);
@@ -380,9 +393,6 @@ int64_t dt_copy_loop(struct rm_file *dst, struct rm_file *src, int64_t soff,
 int64_t dt_dedupe_result(int ret, int status, int64_t bytes);
 
 /* exec.c: the oracle */
-/* sync_file_range(2)'s answer by ksys_sync_file_range()'s argument checks:
- * 0 or -EINVAL. */
-int dt_sync_range_check(int64_t off, int64_t len, unsigned flags);
 enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSCK, DV_MODE,
 		  DV_NKINDS };
 const char *dt_divkind_name(int k);
@@ -413,7 +423,10 @@ struct dt_opts {
 	int strict;		/* --strict: the model without kernel errata (ERRATA.md) */
 	int user;		/* --user UID:GID (dt_target.user) */
 	uint32_t user_uid, user_gid;
+	int map_sync;		/* --map-sync: every map check writes back (the old discipline) */
 };
+/* The discipline without --map-sync / --no-map-sync. */
+#define DT_MAP_SYNC_DEFAULT	1
 
 struct dt_exec {
 	struct dt_session *s;

@@ -127,9 +127,31 @@ static int model_runs(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 	return rm_walk(x->s->model[i], lo, hi, run_cb, x);
 }
 
+/* The model's map as a map check sees it: after write-back (rm_walk()),
+ * or, observer-free, the cached view (rm_walk_cached(): what FIEMAP
+ * without FIEMAP_FLAG_SYNC may show now). */
+static int map_runs(struct dt_exec *x, int i, int64_t lo, int64_t hi, int cached)
+{
+	x->nruns = 0;
+	if (hi <= lo)
+		return 0;
+	return cached ? rm_walk_cached(x->s->model[i], lo, hi, run_cb, x)
+		      : rm_walk(x->s->model[i], lo, hi, run_cb, x);
+}
+
+/* The state of a target extent: unwritten, a delayed allocation (observer-
+ * free checks only: after write-back it is data), else data. */
+static unsigned ext_state(const struct rm_extent *e, int cached)
+{
+	if (e->flags & RM_FIEMAP_UNWRITTEN)
+		return RM_UNWRITTEN;
+	return cached && (e->flags & RM_FIEMAP_DELALLOC) ? RM_DELALLOC : RM_DATA;
+}
+
 static char state_char(unsigned st)
 {
-	return st == RM_DATA ? 'D' : st == RM_UNWRITTEN ? 'U' : st == RM_HOLE ? '.' : '?';
+	return st == RM_DATA ? 'D' : st == RM_UNWRITTEN ? 'U' : st == RM_HOLE ? '.' :
+	       st == RM_DELALLOC ? 'L' : '?';
 }
 
 static void may_str(unsigned may, char *b)
@@ -138,17 +160,19 @@ static void may_str(unsigned may, char *b)
 	if (may & RM_DATA) b[n++] = 'D';
 	if (may & RM_UNWRITTEN) b[n++] = 'U';
 	if (may & RM_HOLE) b[n++] = '.';
+	if (may & RM_DELALLOC) b[n++] = 'L';
 	b[n] = 0;
 }
 
 /* Actual state of block at byte `pos` given sorted extents. */
-static unsigned real_state_at(const struct rm_extent *e, int64_t n, int64_t pos, int64_t bs)
+static unsigned real_state_at(const struct rm_extent *e, int64_t n, int64_t pos, int64_t bs,
+			      int cached)
 {
 	for (int64_t j = 0; j < n; j++) {
 		int64_t a = e[j].logical & ~(bs - 1);
 		int64_t b = rm_sat_add(rm_sat_add(e[j].logical, e[j].length), bs - 1) & ~(bs - 1);
 		if (pos >= a && pos < b)
-			return (e[j].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+			return ext_state(&e[j], cached);
 	}
 	return RM_HOLE;
 }
@@ -174,12 +198,13 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 	if (k_ > 0) len += (size_t)k_ < cap - len ? (size_t)k_ : cap - len - 1; \
 } while (0)
 	int64_t ne = dt_t_fiemap(s, i, lo, hi - lo, &x->ext, &x->extcap);
-	if (model_runs(x, i, lo, hi) < 0 || ne < 0) {
+	int cached = s->t->cached;
+	if (map_runs(x, i, lo, hi, cached) < 0 || ne < 0) {
 		PUT("(map unavailable: %s)\n", ne < 0 ? dt_errname((int)ne) : "model walk");
 		return out;
 	}
 	PUT("block map of f%d, bytes %" PRId64 "..%" PRId64 ", one char per %" PRId64
-	    "-byte block (D data, U unwritten, . hole, ? model allows several;\n"
+	    "-byte block (D data, U unwritten, . hole, L delayed allocation, ? model allows several;\n"
 	    "the model's allowed set is listed under each '^'); size %" PRId64 "\n",
 	    i, lo, hi, bs, rm_size(s->model[i]));
 	for (int64_t row = lo; row < hi; row = rm_sat_add(row, 64 * bs)) {
@@ -191,7 +216,7 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 			while (r < x->nruns && x->runs[r].off + x->runs[r].len <= p)
 				r++;
 			unsigned may = r < x->nruns ? x->runs[r].may : RM_HOLE;
-			unsigned st = real_state_at(x->ext, ne, p, bs);
+			unsigned st = real_state_at(x->ext, ne, p, bs, cached);
 			exp[n] = (may & (may - 1)) ? '?' : state_char(may);
 			act[n] = state_char(st);
 			mark[n] = (may & st) ? ' ' : '^';
@@ -207,7 +232,7 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 				while (r < x->nruns && x->runs[r].off + x->runs[r].len <= p)
 					r++;
 				unsigned may = r < x->nruns ? x->runs[r].may : RM_HOLE;
-				unsigned st = real_state_at(x->ext, ne, p, bs);
+				unsigned st = real_state_at(x->ext, ne, p, bs, cached);
 				if (!(may & st)) {
 					char m[4];
 					may_str(may, m);
@@ -224,14 +249,14 @@ char *dt_map_picture(struct dt_exec *x, int i, int64_t lo, int64_t hi)
 /* The state of the target's block at p (extents ext[0..ne), sorted; *e:
  * the first not ending before p) and where that state ends, within end. */
 static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e,
-			     int64_t p, int64_t end, int64_t bs, int64_t *q)
+			     int64_t p, int64_t end, int64_t bs, int64_t *q, int cached)
 {
 	unsigned st;
 
 	while (*e < ne && rm_sat_add(ext[*e].logical, ext[*e].length) <= p)
 		(*e)++;
 	if (*e < ne && (ext[*e].logical & ~(bs - 1)) <= p) {
-		st = (ext[*e].flags & RM_FIEMAP_UNWRITTEN) ? RM_UNWRITTEN : RM_DATA;
+		st = ext_state(&ext[*e], cached);
 		/* whole blocks: an extent ending mid-block (a byte-exact map
 		 * clipped at EOF) covers its last block */
 		*q = rm_sat_add(rm_sat_add(ext[*e].logical, ext[*e].length), bs - 1) & ~(bs - 1);
@@ -249,7 +274,7 @@ static unsigned target_state(const struct rm_extent *ext, int64_t ne, int64_t *e
 /* The model's runs (x->runs, covering the checked range) against the
  * target's extents (x->ext[0..ne)): every real state in its may-set. */
 static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
-		     const struct dt_op *op, uint64_t opno, struct dt_div *d)
+		     const struct dt_op *op, uint64_t opno, struct dt_div *d, int cached)
 {
 	int64_t e = 0;
 
@@ -257,7 +282,7 @@ static int sweep_map(struct dt_exec *x, int i, int64_t ne, int64_t bs,
 		const struct rm_run *run = &x->runs[r];
 		int64_t p = run->off, end = run->off + run->len, q;
 		for (; p < end; p = q) {
-			unsigned st = target_state(x->ext, ne, &e, p, end, bs, &q);
+			unsigned st = target_state(x->ext, ne, &e, p, end, bs, &q, cached);
 			if (run->may & st)
 				continue;
 			char mm[4];
@@ -305,6 +330,12 @@ static int check_map_how(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 					: (rm_maxbytes(m) + bs - 1) & ~(bs - 1);
 	if (lo >= maxb)
 		return DV_NONE;
+	/* observer-free: a check sees the cached view; a FIEMAP_FLAG_SYNC
+	 * (the fiemap_sync op) writes the whole file back first, on both
+	 * sides (fiemap_prep() -> filemap_write_and_wait()) */
+	int cached = s->t->cached && !sync;
+	if (s->t->cached && sync)
+		rm_writeback(m, 0, 0);
 	double t0 = now();
 	int64_t flen = hi == INT64_MAX ? INT64_MAX : hi - lo;
 	int64_t ne = sync ? dt_t_fiemap_sync(s, i, lo, flen, &x->ext, &x->extcap)
@@ -334,12 +365,12 @@ static int check_map_how(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		x->max_extents = ne;
 	if (hi <= lo)
 		return DV_NONE;
-	int rc = model_runs(x, i, lo, hi);
+	int rc = map_runs(x, i, lo, hi, cached);
 	if (rc < 0) {
 		div_set(d, DV_MAP, i, opno, op, "model walk failed: %s", dt_errname(rc));
 		return DV_MAP;
 	}
-	return sweep_map(x, i, ne, bs, op, opno, d);
+	return sweep_map(x, i, ne, bs, op, opno, d, cached);
 }
 
 static int check_map(struct dt_exec *x, int i, int64_t lo, int64_t hi,
@@ -942,30 +973,20 @@ int dt_x_fsync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 
 int dt_x_fdatasync(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
-	int64_t mr = rm_fsync(x->s->model[op->file]);
+	int64_t mr = rm_fdatasync(x->s->model[op->file]);
 	int64_t tr = dt_t_fdatasync(x->s, op->file);
 
 	count(x, op->kind, tr);
 	return ret_div(d, op->file, opno, op, mr, tr);
 }
 
-/* ksys_sync_file_range() (fs/sync.c) refuses, in this order, unknown flags,
- * a negative offset, and a range whose end (offset + nbytes) is negative or
- * before its start (a negative nbytes, or an overflow past LLONG_MAX):
- * EINVAL; nbytes 0 means "to the end of the file". */
-int dt_sync_range_check(int64_t off, int64_t len, unsigned flags)
-{
-	if (flags & ~DT_SR_VALID)
-		return -EINVAL;
-	if (off < 0 || len < 0 || len > INT64_MAX - off)
-		return -EINVAL;
-	return 0;
-}
-
+/* sync_file_range(2): the model answers with ksys_sync_file_range()'s
+ * EINVAL rules and starts (WRITE) or waits for write-back like it
+ * (rm_sync_file_range(), RULES.md W4). */
 int dt_x_sync_range(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	unsigned fl = (unsigned)op->mode;
-	int64_t mr = dt_sync_range_check(op->off, op->len, fl);
+	int64_t mr = rm_sync_file_range(x->s->model[op->file], op->off, op->len, fl);
 	int64_t tr = dt_t_sync_range(x->s, op->file, op->off, op->len, fl);
 
 	count(x, op->kind, tr);
@@ -1056,10 +1077,21 @@ int dt_x_chmod(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 	return DV_NONE;
 }
 
+/* Observer-free: drop caches (syncfs first, dt_t_drop()) and remount write
+ * every file back; so does the model. */
+static void model_writeback_all(struct dt_exec *x)
+{
+	if (!x->s->t->cached)
+		return;
+	for (int j = 0; j < x->s->nfiles; j++)
+		rm_writeback(x->s->model[j], 0, 0);
+}
+
 int dt_x_drop(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	(void)opno;
 	(void)d;
+	model_writeback_all(x);
 	count(x, op->kind, dt_t_drop(x->s));
 	return DV_NONE;
 }
@@ -1075,6 +1107,7 @@ int dt_x_remount(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	s->t->fsck_now = x->o.fsck_every && x->remounts % x->o.fsck_every == 0;
 	x->remounts++;
 	s->t->fsck_msg[0] = 0;
+	model_writeback_all(x);	/* unmount writes every file back */
 	int64_t tr = dt_t_remount(s, note, sizeof(note));
 	s->t->fsck_now = 0;
 	count(x, op->kind, tr);
@@ -1132,7 +1165,10 @@ int dt_x_reflink(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	}
 	int64_t old = rm_size(m);
 	int64_t ssz = rm_size(s->model[op->src]);
-	int64_t mr = rm_clone_range(m, s->model[op->src], op->soff, off, len);
+	/* observer-free: the remap writes both ranges back first
+	 * (__generic_remap_file_range_prep(), xfs_reflink_remap_prep()) */
+	int64_t mr = s->t->cached ? rm_clone_range_wb(m, s->model[op->src], op->soff, off, len)
+				  : rm_clone_range(m, s->model[op->src], op->soff, off, len);
 	int64_t tr = dt_t_reflink(s, i, op->src, op->soff, off, len);
 	/* the effective length: 0 clones to the source's EOF */
 	x->last_mr = mr;

@@ -116,6 +116,12 @@ static void usage(FILE *f)
 "                         (weight 30 unless --weights names it); op logs record it\n"
 "      --fiemap-nosync    FIEMAP without FIEMAP_FLAG_SYNC (maps before write-back; the\n"
 "                         model's states are after write-back, expect false alarms)\n"
+"      --map-sync         every map check writes the file back first (FIEMAP_FLAG_SYNC)\n"
+"                         and compares the states after write-back%s\n"
+"      --no-map-sync      observer-free: no check writes back (maps without\n"
+"                         FIEMAP_FLAG_SYNC against the model's cached view, data by\n"
+"                         reads); write-back happens at the ops fsync, fdatasync,\n"
+"                         sync_range, fiemap_sync, drop_caches, remount%s\n"
 "      --threads N        the concurrent mode: windows of N ops (2..4) at once on one\n"
 "                         file, judged against every serial order (--threads --help)\n"
 "      --race-replay LOG  run a concurrent-mode reproducer again (--repeat RUNSxLOOPS)\n"
@@ -129,7 +135,8 @@ static void usage(FILE *f)
 "  -q, --quiet            no progress output\n"
 "  -h, --help             this text\n"
 "  -V, --version          print the version\n"
-"Exit status: 0 clean, 1 divergence, 2 usage or setup error.\n", DT_MAXFILES);
+"Exit status: 0 clean, 1 divergence, 2 usage or setup error.\n", DT_MAXFILES,
+	DT_MAP_SYNC_DEFAULT ? " (default)" : "", DT_MAP_SYNC_DEFAULT ? "" : " (default)");
 }
 
 static int parse_count(const char *s, uint64_t *out)
@@ -546,6 +553,23 @@ static int load_log(const char *log, const char *tspec, struct dt_op **ops, size
 	return 0;
 }
 
+/* The discipline an op log was written under ("# map-sync: N" in its
+ * header, dt_log_write()); a log without the line predates the
+ * observer-free discipline: 1. */
+static int log_map_sync(const char *log)
+{
+	FILE *f = fopen(log, "r");
+	char line[512];
+	int ms = 1, v;
+
+	while (f && fgets(line, sizeof(line), f) && line[0] == '#')
+		if (sscanf(line, "# map-sync: %d", &v) == 1)
+			ms = !!v;
+	if (f)
+		fclose(f);
+	return ms;
+}
+
 /* Whether an op log was written by a --strict run ("# strict: 1" in its
  * header, dt_log_write()): a replay then uses the strict model too. */
 static int log_is_strict(const char *log)
@@ -674,6 +698,7 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 		free(ops);
 		return 2;
 	}
+	dt_target_discipline(&t, run ? run->map_sync : log_map_sync(log));
 	int rc;
 	if (run) {
 		/* --crash-replay: run every op on the target through the
@@ -720,6 +745,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 	t.user_gid = o->user_gid;
 	if (!t.user)
 		t.user = log_user(log, &t.user_uid, &t.user_gid);
+	dt_target_discipline(&t, o->map_sync);
 	struct dt_div d;
 	pin_replay(no_pin);
 	int rc = dt_run_log(&t, nfiles, ops, n, o, &d, &stop);
@@ -796,6 +822,9 @@ struct cli {
 	const char *expected;	/* --expected */
 	struct dt_xdiffs xd;
 	const char *emit;	/* --emit-fstest DIR */
+	int map_sync_given;	/* --map-sync or --no-map-sync was given */
+	const char *wspec[16];	/* the --weights, applied after the discipline's */
+	int nwspec;
 };
 
 static const struct option long_opts[] = {
@@ -824,6 +853,8 @@ static const struct option long_opts[] = {
 	{ "vm", no_argument, NULL, 'v' },
 	{ "shrink", no_argument, NULL, 'Z' },
 	{ "fiemap-nosync", no_argument, NULL, 'Y' },
+	{ "map-sync", no_argument, NULL, 'G' },
+	{ "no-map-sync", no_argument, NULL, 'g' },
 	{ "map-batch", required_argument, NULL, 'P' },
 	{ "fsck-every", required_argument, NULL, 'G' },
 	{ "serial", no_argument, NULL, 'L' },
@@ -857,6 +888,7 @@ static void cli_defaults(struct cli *a)
 	 * at every remount that is ~1,500 fscks (up to 20 min) in a 1e6
 	 * run; every 8th keeps a clean verdict every ~5,000 ops */
 	c->o.fsck_every = 8;
+	c->o.map_sync = DT_MAP_SYNC_DEFAULT;
 	c->shard_n = 1;
 	c->shrink_tests = 2000;
 	c->shrink_seconds = 300;
@@ -972,8 +1004,16 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'w':
 		if (strstr(arg, "chmod") || strstr(arg, "all="))
 			a->chmod_weighted = 1;
-		if (!dt_weights_parse(c->weights, arg, err, sizeof(err)))
+		/* checked now, applied in parse_args() after the weights of
+		 * the discipline (which may come later on the line) */
+		if (a->nwspec == 16) {
+			fprintf(stderr, "difftest: --weights: at most 16 of them\n");
+			return 2;
+		}
+		if (!dt_weights_parse(c->weights, arg, err, sizeof(err))) {
+			a->wspec[a->nwspec++] = arg;
 			return 0;
+		}
 		fprintf(stderr, "difftest: --weights: %s\n", err);
 		return 2;
 	case 's':
@@ -1005,6 +1045,8 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'B': a->quiet_bar = 1; return 0;
 	case 'Z': a->shrink = 1; return 0;
 	case 'Y': c->fiemap_nosync = 1; return 0;
+	case 'G': c->o.map_sync = 1; a->map_sync_given = 1; return 0;
+	case 'g': c->o.map_sync = 0; a->map_sync_given = 1; return 0;
 	case 'I': c->no_pin = 1; return 0;
 	case 'A': c->o.strict = 1; return 0;
 	case 'e': a->emit = arg; return 0;
@@ -1068,6 +1110,17 @@ static int parse_args(struct cli *a, int argc, char **argv)
 		if (rc)
 			return rc;
 	}
+	/* the op mix: the defaults, the write-back points' when the checks
+	 * do not write back, then --weights in order */
+	char err[256];
+	dt_weights_default(a->c.weights);
+	if (!a->c.o.map_sync)
+		dt_weights_writeback(a->c.weights);
+	for (int k = 0; k < a->nwspec; k++)
+		if (dt_weights_parse(a->c.weights, a->wspec[k], err, sizeof(err))) {
+			fprintf(stderr, "difftest: --weights: %s\n", err);
+			return 2;
+		}
 	if (a->c.o.user && !a->chmod_weighted)
 		a->c.weights[DT_CHMOD] = 30;
 	return check_inputs(a, argc, argv) ? 2 : -1;
@@ -1243,6 +1296,9 @@ int main(int argc, char **argv)
 	a.c.o.xdiff = a.xd.n ? &a.xd : NULL;
 	if (a.emit)
 		return do_emit_fstest(a.emit, argv[optind], a.ntargets ? a.targets[0] : NULL);
+	/* a replay takes the discipline of its log unless told otherwise */
+	if ((a.crash_log || a.replay) && !a.map_sync_given)
+		a.c.o.map_sync = log_map_sync(a.crash_log ? a.crash_log : a.replay);
 	if (a.crash_log)
 		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
 				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);

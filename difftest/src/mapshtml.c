@@ -61,6 +61,18 @@ static int walk_cb(void *ctx, const struct rm_run *run)
 	return push_run(ctx, run->off, run->len, run->state, run->may);
 }
 
+/* The cached view (observer-free checks) in the page's terms: a delayed
+ * allocation is data, as the target's row shows it. */
+static unsigned no_delalloc(unsigned m)
+{
+	return m & RM_DELALLOC ? (m & ~RM_DELALLOC) | RM_DATA : m;
+}
+
+static int walk_cached_cb(void *ctx, const struct rm_run *run)
+{
+	return push_run(ctx, run->off, run->len, no_delalloc(run->state), no_delalloc(run->may));
+}
+
 /* Granule the oracle compares in: bytes in the bytes profile, else blocks
  * (exec.c check_map()). */
 static int64_t unit_of(const struct rm_file *m)
@@ -68,14 +80,16 @@ static int64_t unit_of(const struct rm_file *m)
 	return rm_profile_of(m) == RM_PROFILE_BYTES ? 1 : rm_blocksize(m);
 }
 
-static int model_map(const struct rm_file *m, struct runvec *r)
+static int model_map(const struct rm_file *m, struct runvec *r, int cached)
 {
 	int64_t end = rm_map_end(m);
 
 	r->n = 0;
 	if (rm_size(m) > end)
 		end = rm_size(m);
-	return end > 0 ? rm_walk(m, 0, end, walk_cb, r) : 0;
+	if (end <= 0)
+		return 0;
+	return cached ? rm_walk_cached(m, 0, end, walk_cached_cb, r) : rm_walk(m, 0, end, walk_cb, r);
 }
 
 void dt_mapsnap_free(struct dt_mapsnap *m)
@@ -99,7 +113,7 @@ int dt_mapsnap_take(struct dt_exec *x, int i, struct dt_mapsnap **out)
 	*out = NULL;
 	if (!m)
 		return -ENOMEM;
-	if ((rc = model_map(s->model[i], &e)) < 0)
+	if ((rc = model_map(s->model[i], &e, s->t->cached)) < 0)
 		goto fail;
 	m->exp = e.v;
 	m->nexp = e.n;
@@ -279,7 +293,7 @@ static int replay_maps(FILE *f, const struct dt_target *t, int nfiles, const str
 			fprintf(f, "%snull", j ? "," : "");
 			continue;
 		}
-		if ((rc = model_map(m[file], &r)) < 0)
+		if ((rc = model_map(m[file], &r, 0)) < 0)
 			break;
 		if (cnt)
 			cnt[j] = r.n;

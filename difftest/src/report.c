@@ -111,6 +111,7 @@ static json_t *json_head(struct jb *b, const struct dt_campaign *c, const struct
 	put(b, o, "files", json_integer(c->nfiles));
 	put(b, o, "check_every", jcount(b, c->o.check_every));
 	put(b, o, "strict", json_integer(c->o.strict));
+	put(b, o, "map_sync", json_integer(c->o.map_sync));
 	put(b, o, "seconds", jsec(seconds));
 	put(b, o, "divergence_count", jcount(b, ndiv));
 	return o;
@@ -379,7 +380,8 @@ static int is_max_key(const char *k)
  * one campaign share the seed and the layout. */
 static int is_same_key(const char *k)
 {
-	return !strcmp(k, "seed") || !strcmp(k, "version") || !strcmp(k, "strict");
+	return !strcmp(k, "seed") || !strcmp(k, "version") || !strcmp(k, "strict") ||
+	       !strcmp(k, "map_sync");
 }
 
 struct jm {

@@ -297,10 +297,9 @@ int64_t dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_o
 int64_t dt_model_sync_range(struct rm_file *const *m, int nfiles, const struct dt_op *op,
 			    unsigned char *buf)
 {
-	(void)m;
 	(void)nfiles;
 	(void)buf;
-	return dt_sync_range_check(op->off, op->len, (unsigned)op->mode);
+	return rm_sync_file_range(m[op->file], op->off, op->len, (unsigned)op->mode);
 }
 
 /* The reproducer's model takes the guests' disks' logical block size

@@ -439,6 +439,8 @@ int dt_log_write(FILE *f, struct dt_target *t, int nfiles,
 		fprintf(f, "# strict: 1\n");
 	if (t->user)		/* replay reads it back: the ops' caller */
 		fprintf(f, "# user: %u:%u\n", (unsigned)t->user_uid, (unsigned)t->user_gid);
+	/* the checking discipline (a replay uses the same; absent: 1) */
+	fprintf(f, "# map-sync: %d\n", !t->cached);
 	for (size_t j = 0; j < n; j++) {
 		dt_op_format(&ops[j], line, sizeof(line));
 		fprintf(f, "%s\n", line);

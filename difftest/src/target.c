@@ -794,6 +794,30 @@ int dt_session_reset_file(struct dt_session *s, int i)
 
 #define FAKE(s, i) ((s)->fake[i])
 
+int dt_target_is_fuse(const struct dt_target *t)
+{
+	return t->type == DT_T_FD && !strcmp(t->fsname, "rangeshift-fusefs");
+}
+
+void dt_target_discipline(struct dt_target *t, int map_sync)
+{
+	t->cached = !map_sync;
+	if (!t->cached)
+		return;
+	t->fiemap_nosync = 1;
+	t->mopts.write_through = dt_target_is_fuse(t);
+}
+
+/* The model-backed targets in the observer-free discipline write back as
+ * the kernel does (drop caches and remount: every file of every session). */
+static void fake_writeback_all(struct dt_target *t)
+{
+	for (struct dt_session *x = t->sessions; x; x = x->next)
+		for (int i = 0; i < x->nfiles; i++)
+			if (x->fake[i])
+				rm_writeback(x->fake[i], 0, 0);
+}
+
 ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
 {
 	struct dt_target *t = s->t;
@@ -844,6 +868,8 @@ static ssize_t mmap_io(struct dt_session *s, int i, void *b, size_t n, int64_t o
 
 ssize_t dt_t_mwrite(struct dt_session *s, int i, const void *b, size_t n, int64_t off)
 {
+	if (s->t->type != DT_T_FD && s->t->cached)
+		return n ? rm_mwrite(FAKE(s, i), b, n, off) : 0;
 	return mmap_io(s, i, (void *)b, n, off, 1);
 }
 
@@ -926,7 +952,7 @@ int dt_t_fsync(struct dt_session *s, int i)
 int dt_t_fdatasync(struct dt_session *s, int i)
 {
 	if (s->t->type != DT_T_FD)
-		return rm_fsync(FAKE(s, i));
+		return rm_fdatasync(FAKE(s, i));
 	if (fdatasync(s->fd[i]) < 0)
 		return neg_errno();
 	/* fuse_fsync() waited for the server's copy (see rs_fiemap()) */
@@ -937,14 +963,15 @@ int dt_t_fdatasync(struct dt_session *s, int i)
 int dt_t_sync_range(struct dt_session *s, int i, int64_t off, int64_t len, unsigned flags)
 {
 	if (s->t->type != DT_T_FD)
-		return dt_sync_range_check(off, len, flags);
+		return rm_sync_file_range(FAKE(s, i), off, len, flags);
 	return sync_file_range(s->fd[i], off, len, flags) < 0 ? neg_errno() : 0;
 }
 
 int dt_t_reflink(struct dt_session *s, int i, int src, int64_t soff, int64_t off, int64_t len)
 {
 	if (s->t->type != DT_T_FD)
-		return rm_clone_range(FAKE(s, i), FAKE(s, src), soff, off, len);
+		return s->t->cached ? rm_clone_range_wb(FAKE(s, i), FAKE(s, src), soff, off, len)
+				    : rm_clone_range(FAKE(s, i), FAKE(s, src), soff, off, len);
 	struct file_clone_range r = {
 		.src_fd = s->fd[src], .src_offset = (uint64_t)soff,
 		.src_length = (uint64_t)len, .dest_offset = (uint64_t)off,
@@ -1074,8 +1101,21 @@ int dt_t_drop(struct dt_session *s)
 {
 	struct dt_target *t = s->t;
 
-	if (t->type != DT_T_FD)
+	if (t->type != DT_T_FD) {
+		if (t->cached)
+			fake_writeback_all(t);
 		return 0;
+	}
+	/* observer-free: drop caches is a write-back point of this file
+	 * system (syncfs(2): not sync(2), which would write back the other
+	 * targets' files, running at the same time in the guest), then the
+	 * clean pages go, as repro.sh does with sync; echo 3 */
+	if (t->cached)
+		for (int i = 0; i < s->nfiles; i++)
+			if (s->fd[i] >= 0) {
+				syncfs(s->fd[i]);
+				break;
+			}
 	if (t->global_drop) {
 		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
 		if (fd >= 0) {
@@ -1257,8 +1297,11 @@ int dt_t_remount(struct dt_session *s, char *note, size_t n)
 	int rc = 0;
 
 	note[0] = 0;
-	if (t->type != DT_T_FD)
+	if (t->type != DT_T_FD) {
+		if (t->cached)
+			fake_writeback_all(t);
 		return 0;
+	}
 	if (!t->can_remount) {
 		t->remount_fallbacks++;
 		dt_t_drop(s);
@@ -1342,15 +1385,19 @@ static int push_ext(struct rm_extent **ext, size_t *cap, int64_t n,
 
 /* The model-backed targets' map (faulty: lost-unwritten drops the flag). */
 static int64_t model_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
-			    struct rm_extent **ext, size_t *cap)
+			    struct rm_extent **ext, size_t *cap, int sync)
 {
 	struct rm_file *f = FAKE(s, i);
-	int64_t k = rm_fiemap(f, start, len, NULL, 0);
+	int cached = s->t->cached && !sync;
+
+	if (s->t->cached && sync)
+		rm_writeback(f, 0, 0);	/* fiemap_prep()'s filemap_write_and_wait() */
+	int64_t k = cached ? rm_fiemap_cached(f, start, len, NULL, 0) : rm_fiemap(f, start, len, NULL, 0);
 	if (k < 0)
 		return k;
 	if (RM_VEC_RESERVE(ext, cap, (size_t)k, 256))
 		return -ENOMEM;
-	k = rm_fiemap(f, start, len, *ext, *cap);
+	k = cached ? rm_fiemap_cached(f, start, len, *ext, *cap) : rm_fiemap(f, start, len, *ext, *cap);
 	if (s->t->fault == DT_F_LOST_UNWRITTEN)
 		for (int64_t j = 0; j < k; j++)
 			(*ext)[j].flags &= ~RM_FIEMAP_UNWRITTEN;	/* deliberately wrong */
@@ -1442,9 +1489,11 @@ static int64_t fs_fiemap(struct dt_session *s, int i, int64_t start, int64_t end
 			uint64_t elen = e->fe_length;
 			if (elen > (uint64_t)INT64_MAX - e->fe_logical)
 				elen = (uint64_t)INT64_MAX - e->fe_logical;
-			/* delalloc counts as data; only LAST and UNWRITTEN matter */
+			/* LAST, UNWRITTEN and DELALLOC matter (delalloc
+			 * is data to a check after write-back) */
 			if (push_ext(ext, cap, n++, (int64_t)e->fe_logical, (int64_t)elen,
-				     e->fe_flags & (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN)))
+				     (e->fe_flags & (FIEMAP_EXTENT_LAST | FIEMAP_EXTENT_UNWRITTEN)) |
+				     (e->fe_flags & FIEMAP_EXTENT_DELALLOC ? RM_FIEMAP_DELALLOC : 0)))
 				return -ENOMEM;
 		}
 		if (fm->fm_mapped_extents < FM_COUNT)
@@ -1464,7 +1513,7 @@ static int64_t fiemap_of(struct dt_session *s, int i, int64_t start, int64_t len
 	if (len <= 0)
 		return 0;
 	if (s->t->type != DT_T_FD)
-		return model_fiemap(s, i, start, len, ext, cap);
+		return model_fiemap(s, i, start, len, ext, cap, sync);
 	int64_t end = len >= INT64_MAX - start ? INT64_MAX : start + len;
 	return s->t->fiemap == 2 ? rs_fiemap(s, i, start, end, ext, cap, sync)
 				 : fs_fiemap(s, i, start, end, ext, cap, sync);
@@ -1473,7 +1522,13 @@ static int64_t fiemap_of(struct dt_session *s, int i, int64_t start, int64_t len
 int64_t dt_t_fiemap(struct dt_session *s, int i, int64_t start, int64_t len,
 		    struct rm_extent **ext, size_t *cap)
 {
-	return fiemap_of(s, i, start, len, ext, cap, !s->t->fiemap_nosync);
+	/* observer-free fusefs: the server sees an mmap write's pages only
+	 * once the kernel writes them back, so a file with such pages is
+	 * written back first (the only write-back a check does there: FUSE
+	 * without a write-back cache writes write(2) through) */
+	int sync = !s->t->fiemap_nosync ||
+		   (s->t->cached && s->mdirty[i] && dt_target_is_fuse(s->t));
+	return fiemap_of(s, i, start, len, ext, cap, sync);
 }
 
 int64_t dt_t_fiemap_sync(struct dt_session *s, int i, int64_t start, int64_t len,
