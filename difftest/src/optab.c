@@ -118,7 +118,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.call = "fsync",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
 		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_fsync,
-		.xfs_io = dt_xio_fsync, .reloc = dt_reloc_none,
+		.xfs_io = dt_xio_fsync, .model = dt_model_writeback, .reloc = dt_reloc_none,
 	},
 	[DT_REOPEN] = {
 		.name = "reopen", .cmd = "reopen", .syntax = DT_SYN_FILE,
@@ -163,7 +163,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.call = "fdatasync",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_NOOFF | DT_OPF_SETTLE,
 		.log_format = dt_fmt_file, .log_parse = dt_parse_none, .exec = dt_x_fdatasync,
-		.xfs_io = dt_xio_fsync, .reloc = dt_reloc_none,
+		.xfs_io = dt_xio_fsync, .model = dt_model_writeback, .reloc = dt_reloc_none,
 	},
 	[DT_SYNC_RANGE] = {
 		.name = "sync_range", .cmd = "sync_range", .syntax = DT_SYN_SYNC_RANGE,
@@ -180,7 +180,7 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.call = "fiemap",
 		.mode = DT_MODE_NONE, .flags = DT_OPF_SETTLE,
 		RANGE_OF(range), .gen = dt_gen_fiemap_sync, .exec = dt_x_fiemap_sync,
-		.xfs_io = dt_xio_fiemap_sync, .reloc = dt_reloc_range,
+		.xfs_io = dt_xio_fiemap_sync, .model = dt_model_writeback, .reloc = dt_reloc_range,
 	},
 	/* O_DIRECT: the range is written back and invalidated first
 	 * (iomap_dio_rw()), so batched maps are checked before it */

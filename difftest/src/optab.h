@@ -198,6 +198,7 @@ int64_t dt_model_dio_pwrite(struct rm_file *const *, int, const struct dt_op *, 
 int64_t dt_model_copy_range(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_dedupe(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 int64_t dt_model_sync_range(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
+int64_t dt_model_writeback(struct rm_file *const *, int, const struct dt_op *, unsigned char *);
 
 /* shiftmap.c */
 void dt_reloc_none(struct dt_smap *, const struct dt_op *, struct dt_op *);

@@ -289,9 +289,21 @@ int64_t dt_model_reflink(struct rm_file *const *m, int nfiles, const struct dt_o
 			 unsigned char *buf)
 {
 	(void)buf;
+	/* the write-back of the remap's preparation changes only the
+	 * cached view (rm_clone_range_wb()) */
 	if (op->src < nfiles && m[op->src])
-		return rm_clone_range(m[op->file], m[op->src], op->soff, op->off, op->len);
+		return rm_clone_range_wb(m[op->file], m[op->src], op->soff, op->off, op->len);
 	return 0;
+}
+
+/* fsync, fdatasync, fiemap_sync: the file written back (only the cached
+ * view changes) */
+int64_t dt_model_writeback(struct rm_file *const *m, int nfiles, const struct dt_op *op,
+			   unsigned char *buf)
+{
+	(void)nfiles;
+	(void)buf;
+	return rm_writeback(m[op->file], 0, 0);
 }
 
 int64_t dt_model_sync_range(struct rm_file *const *m, int nfiles, const struct dt_op *op,
@@ -522,6 +534,10 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	/* apply to the model (for sizes and the expected results) */
 	if (mf && sc->buf && od->model)
 		od->model(sc->m, sc->nfiles, op, sc->buf);
+	if (op->kind == DT_DROP || op->kind == DT_REMOUNT)
+		for (int j = 0; j < sc->nfiles; j++)	/* sync / umount write back */
+			if (sc->m[j])
+				rm_writeback(sc->m[j], 0, 0);
 	if (op->kind == DT_DROP) {
 		fprintf(f, "sync; echo 3 > /proc/sys/vm/drop_caches\n");
 		return;
@@ -655,6 +671,8 @@ static int allow_cb(void *ctx, const struct rm_run *r)
 			fputc('U', a->f);
 		if (r->may & RM_HOLE)
 			fputc('.', a->f);
+		if (r->may & RM_DELALLOC)
+			fputc('L', a->f);
 	}
 	return 0;
 }
@@ -666,6 +684,40 @@ void dt_print_allowed(FILE *f, struct rm_file *m, int64_t bs, int64_t lo, int64_
 	rm_walk(m, lo, hi, allow_cb, &a);
 }
 
+/* The same for the cached view (L: a delayed allocation). */
+static void print_allowed_cached(FILE *f, struct rm_file *m, int64_t bs, int64_t lo, int64_t hi)
+{
+	struct allow_ctx a = { .f = f, .bs = bs, .lo = lo, .hi = hi };
+
+	rm_walk_cached(m, lo, hi, allow_cb, &a);
+}
+
+/* Observer-free: the map as FIEMAP without FIEMAP_FLAG_SYNC shows it,
+ * `filefrag -v -b BS` (no -s: no sync; xfs_io's fiemap always syncs),
+ * one line per extent "N: LO.. HI: PHYS.. PHYS: LEN: [EXP:] FLAGS". */
+static void verdict_map_cached(const struct script *sc, int64_t lo, int64_t hi, int fi)
+{
+	FILE *f = sc->f;
+	int64_t bs = sc->bs;
+
+	fprintf(f, "# allowed states per block %" PRId64 "..%" PRId64 " before write-back "
+		"(D data, U unwritten, . hole, L delayed allocation)\n", lo / bs, (hi - 1) / bs);
+	fprintf(f, "allowed=\"");
+	if (sc->m[fi])
+		print_allowed_cached(f, sc->m[fi], bs, lo, hi);
+	fprintf(f, "\"\n");
+	fprintf(f, "filefrag -v -b%" PRId64 " \"$F\"\n", bs);
+	fprintf(f, "filefrag -v -b%" PRId64 " \"$F\" | awk -v lo=%" PRId64
+		" -v allowed=\"$allowed\" '\n"
+		"/^ *[0-9]+: +[0-9]+\\.\\./ { a = $2; b = $3; gsub(/[^0-9]/, \"\", a); gsub(/[^0-9]/, \"\", b);\n"
+		"  st = index($0, \"unwritten\") ? \"U\" : index($0, \"delalloc\") ? \"L\" : \"D\";\n"
+		"  for (k = a + 0; k <= b + 0; k++) state[k] = st }\n"
+		"END { n = split(allowed, al, \" \"); bad = 0;\n"
+		"  for (k = 1; k <= n; k++) { b = lo + k - 1; s = (b in state) ? state[b] : \".\";\n"
+		"    if (index(al[k], s) == 0) { printf \"block %%d: kernel %%s, allowed {%%s}\\n\", b, s, al[k]; bad = 1 } }\n"
+		"  exit bad }' || bug=1\n", bs, lo / bs);
+}
+
 static void verdict_map(const struct script *sc, int fi)
 {
 	FILE *f = sc->f;
@@ -673,6 +725,10 @@ static void verdict_map(const struct script *sc, int fi)
 
 	if (hi - lo > 64 * bs)
 		hi = lo + 64 * bs;
+	if (sc->t->cached) {
+		verdict_map_cached(sc, lo, hi, fi);
+		return;
+	}
 	fprintf(f, "# allowed states per block %" PRId64 "..%" PRId64 " (D data, U unwritten, . hole)\n",
 		lo / bs, (hi - 1) / bs);
 	fprintf(f, "allowed=\"");
