@@ -853,8 +853,8 @@ static const struct option long_opts[] = {
 	{ "vm", no_argument, NULL, 'v' },
 	{ "shrink", no_argument, NULL, 'Z' },
 	{ "fiemap-nosync", no_argument, NULL, 'Y' },
-	{ "map-sync", no_argument, NULL, 'G' },
-	{ "no-map-sync", no_argument, NULL, 'g' },
+	{ "map-sync", no_argument, NULL, 'm' },
+	{ "no-map-sync", no_argument, NULL, 'O' },
 	{ "map-batch", required_argument, NULL, 'P' },
 	{ "fsck-every", required_argument, NULL, 'G' },
 	{ "serial", no_argument, NULL, 'L' },
@@ -1045,8 +1045,8 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'B': a->quiet_bar = 1; return 0;
 	case 'Z': a->shrink = 1; return 0;
 	case 'Y': c->fiemap_nosync = 1; return 0;
-	case 'G': c->o.map_sync = 1; a->map_sync_given = 1; return 0;
-	case 'g': c->o.map_sync = 0; a->map_sync_given = 1; return 0;
+	case 'm': c->o.map_sync = 1; a->map_sync_given = 1; return 0;
+	case 'O': c->o.map_sync = 0; a->map_sync_given = 1; return 0;
 	case 'I': c->no_pin = 1; return 0;
 	case 'A': c->o.strict = 1; return 0;
 	case 'e': a->emit = arg; return 0;

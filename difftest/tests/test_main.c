@@ -185,14 +185,20 @@ static void test_valid_edges(void **state)
 
 static int file_has(const char *rel, const char *what)
 {
-	char p[400], buf[8192] = "";
+	char p[400], *buf = calloc(1, 1 << 22);
 	snprintf(p, sizeof(p), "%s/%s", tmp, rel);
 	FILE *f = fopen(p, "r");
-	if (!f)
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
 		return 0;
-	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
+	}
+	buf[fread(buf, 1, (1 << 22) - 1, f)] = 0;
 	fclose(f);
-	return strstr(buf, what) != NULL;
+	int has = strstr(buf, what) != NULL;
+	free(buf);
+	return has;
 }
 
 /* --strict is recorded where a replay or a reader needs it; --emit-fstest
@@ -248,6 +254,35 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The observer-free discipline: the model against itself is clean, a
+ * fault is still caught, the log and the report say which discipline ran,
+ * a replay takes the log's, and the write-back points are in the mix. */
+static void test_observer_free(void **state)
+{
+	(void)state;
+	assert_int_equal(run("-t model:ext4 -t model:xfs -N 3000 -S 5 --no-map-sync -q"), 0);
+	assert_true(file_has("out/report.json", "\"map_sync\": 0,"));
+	assert_int_equal(run("-t model:xfs -N 2000 -S 5 -q"), 0);
+	assert_true(file_has("out/report.json", "\"map_sync\": 1,"));
+	assert_int_equal(run("-t faulty:flaky -N 3000 -S 1 --no-map-sync -q --max-div 1"), 1);
+	assert_true(file_has("out/div-faulty_flaky-1/ops.log", "\n# map-sync: 0\n"));
+	assert_true(file_has("out/div-faulty_flaky-1/ops.log", " fiemap "));
+	assert_true(file_has("out/div-faulty_flaky-1/ops.log", " sync_range -"));
+	assert_int_equal(run("-t faulty:lost-unwritten:ext4 -N 3000 -S 1 --no-map-sync -q "
+			     "--max-div 1"), 1);
+	char args[1024];
+	snprintf(args, sizeof(args), "cp %s/out/div-faulty_lost-unwritten_ext4-1/ops.log %s/lu.log",
+		 tmp, tmp);
+	assert_int_equal(system(args), 0);
+	snprintf(args, sizeof(args), "--replay %s/lu.log", tmp);
+	assert_int_equal(run(args), 1);
+	/* the same weights with --map-sync: no write-back points in the mix */
+	assert_int_equal(run("-t faulty:flaky -N 3000 -S 1 --map-sync -q --max-div 1 --no-shrink"), 1);
+	assert_true(file_has("out/div-faulty_flaky-1/ops.log", "\n# map-sync: 1\n"));
+	assert_false(file_has("out/div-faulty_flaky-1/ops.log", " sync_range -"));
+	assert_false(file_has("out/div-faulty_flaky-1/ops.log", " fiemap "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_valid_edges),
 		cmocka_unit_test(test_no_default_target_on_host),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_observer_free),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
