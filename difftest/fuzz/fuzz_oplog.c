@@ -43,8 +43,9 @@ static void check_line(const char *line, struct dt_op *ops, size_t *n)
 		abort();
 	static const int64_t sizes[] = { 0, 4096, INT64_MAX };
 	for (int k = 0; k < 3; k++)
-		if (dt_op_xfs_io(&op, sizes[k], xio, sizeof(xio)) > 0 && strncmp(xio, "-c \"", 4))
-			abort();
+		if (dt_op_xfs_io(&op, sizes[k], xio, sizeof(xio)) > 0 &&
+		    strncmp(xio, "-c \"", 4) && strncmp(xio, "-d -c \"", 7))
+			abort();	/* xfs_io commands, -d first for O_DIRECT */
 	if (*n < MAXOPS)
 		ops[(*n)++] = op;
 }

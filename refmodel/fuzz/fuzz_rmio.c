@@ -55,6 +55,15 @@ static const char *bad_number(const char *text)
 			p++;
 			continue;
 		}
+		/* a hex word (md5sum, xxh3sum) is not a number */
+		int hex = 0;
+
+		for (e = (char *)p; (*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'f'); e++)
+			hex |= *e >= 'a';
+		if (hex) {
+			p = e;
+			continue;
+		}
 		errno = 0;
 		a = strtoull(p, &e, 10);
 		if (errno == ERANGE || a >= (1ull << 63))
