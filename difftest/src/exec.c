@@ -1213,8 +1213,7 @@ int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, str
 	 * io->bytes set on a write), and fuse_direct_IO() then truncates an
 	 * extending write back to the old size (fuse_do_truncate()) */
 	int64_t want = (int64_t)n < DT_MAX_IO ? (int64_t)n : DT_MAX_IO;
-	if (mr > 0 && mr < want && x->s->t->type == DT_T_FD &&
-	    !strcmp(x->s->t->fsname, "rangeshift-fusefs")) {
+	if (mr > 0 && mr < want && dt_target_is_fuse(x->s->t)) {
 		mr = -EIO;
 		if (op->off + want > old && (rc = rm_truncate(m, old)) < 0)
 			return rc;

@@ -679,7 +679,7 @@ void dt_cred_enter(const struct dt_target *t, int on)
 
 enum rm_cred_fs dt_cred_fs(const struct dt_target *t)
 {
-	if (t->type == DT_T_FD && !strcmp(t->fsname, "rangeshift-fusefs"))
+	if (dt_target_is_fuse(t))
 		return RM_CRED_FUSE;
 	return t->mopts.profile == RM_PROFILE_XFS ? RM_CRED_XFS : RM_CRED_EXT4;
 }
