@@ -703,14 +703,22 @@ void dt_gen_reflink(struct dt_genctx *c, struct dt_op *op)
 	}
 }
 
-/* sync_file_range: xfs_io's flag sets (none of -a -b -w means WRITE, so
- * every set has a bit: 1..7), over ranges like any other op's, errno
- * edges included (a negative or overflowing range is EINVAL). */
+/* sync_file_range: one flag an op (WAIT_BEFORE, WRITE or WAIT_AFTER),
+ * over ranges like any other op's, errno edges included (a negative or
+ * overflowing range is EINVAL).  One flag because that is all xfs_io 6.1
+ * passes (sync_range_f() keeps the last of -a -b -w), and a reproducer
+ * must mean what ran.  The combined sets lose nothing: sync_file_range()
+ * (fs/sync.c) checks the range before acting, then waits (WAIT_BEFORE),
+ * writes (WRITE) and waits (WAIT_AFTER) in that order, so consecutive
+ * one-flag ops over one range are the combined call.  The one difference,
+ * WB_SYNC_ALL for all three against WB_SYNC_NONE for WRITE alone, is
+ * about folios already under write-back, and WAIT_BEFORE has just waited
+ * for those (the model's fn_write() likewise). */
 void dt_gen_sync_range(struct dt_genctx *c, struct dt_op *op)
 {
 	struct dt_gen *g = c->g;
 
-	op->mode = (int32_t)(1 + rnd(g, DT_SR_VALID));
+	op->mode = (int32_t)(DT_SR_WAIT_BEFORE << rnd(g, 3));	/* 1, 2 or 4 */
 	op->off = pick_off(g, c->f, c->size);
 	op->len = pick_len(g, op->off, c->size, 0);
 }

@@ -69,7 +69,9 @@ void dt_fmt_reflink(const struct dt_opdesc *od, const struct dt_op *op, char *bu
 		 op->src, op->soff, op->off, op->len);
 }
 
-/* xfs_io's sync_range flags: -a WAIT_AFTER, -b WAIT_BEFORE, -w WRITE */
+/* xfs_io's sync_range flags: -a WAIT_AFTER, -b WAIT_BEFORE, -w WRITE.
+ * The generator and the parser give an op one flag (dt_gen_sync_range()),
+ * the only sets an xfs_io 6.1 command line can say. */
 void dt_fmt_sync_range(const struct dt_opdesc *od, const struct dt_op *op, char *buf, size_t n)
 {
 	unsigned fl = (unsigned)op->mode;
@@ -226,8 +228,13 @@ int dt_parse_reflink(const struct dt_opdesc *od, char *const *a, int na, struct 
 }
 
 /* Flags as xfs_io's sync_range takes them ("-a", "-b", "-w", or grouped
- * "-abw"), then OFF LEN; no flag means SYNC_FILE_RANGE_WRITE, as in
- * xfs_io (sync_range_f()). */
+ * "-abw"), then OFF LEN; no flag means SYNC_FILE_RANGE_WRITE.  A line
+ * means what the real xfs_io does with it: sync_range_f() assigns each
+ * flag instead of or-ing them, so the last one given wins ("-a -w" is
+ * WRITE alone).  Logs written before the generator kept to one flag may
+ * have such lines; they are accepted and run as their repro.sh runs under
+ * xfs_io, not refused, so that the log and the reproducer of one
+ * divergence keep meaning the same calls. */
 int dt_parse_sync_range(const struct dt_opdesc *od, char *const *a, int na, struct dt_op *op,
 			char *err, size_t errn)
 {
@@ -237,7 +244,7 @@ int dt_parse_sync_range(const struct dt_opdesc *od, char *const *a, int na, stru
 	for (; k < na && a[k][0] == '-' && a[k][1] && strspn(a[k] + 1, "abw") == strlen(a[k] + 1);
 	     k++)
 		for (const char *c = a[k] + 1; *c; c++)
-			fl |= *c == 'a' ? DT_SR_WAIT_AFTER : *c == 'b' ? DT_SR_WAIT_BEFORE : DT_SR_WRITE;
+			fl = *c == 'a' ? DT_SR_WAIT_AFTER : *c == 'b' ? DT_SR_WAIT_BEFORE : DT_SR_WRITE;
 	if (nargs(od, na - k, 2, err, errn) || num(od, a[k], &op->off, err, errn) ||
 	    num(od, a[k + 1], &op->len, err, errn))
 		return -EINVAL;

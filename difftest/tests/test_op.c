@@ -101,7 +101,7 @@ static void test_roundtrip_every_kind(void **state)
 				if (od->syntax == DT_SYN_MODE_RANGE)
 					op.mode = modes[(a + b) % 5];
 				if (od->syntax == DT_SYN_SYNC_RANGE)
-					op.mode = 1 + (a + b) % 7;	/* xfs_io's flag sets */
+					op.mode = (int32_t)(DT_SR_WAIT_BEFORE << (a + b) % 3); /* one flag */
 				if (od->syntax == DT_SYN_REFLINK) {
 					op.src = (uint8_t)(DT_MAXFILES - 1 - a);
 					op.soff = nums[(a + 1) % nn];
@@ -134,6 +134,10 @@ static void test_roundtrip_generated(void **state)
 		struct dt_op op;
 		dt_gen_next(&g, m, live, &op);
 		seen[op.kind] = 1;
+		/* one sync_range flag: xfs_io's sync_range passes only one */
+		if (op.kind == DT_SYNC_RANGE)
+			assert_true(op.mode == DT_SR_WAIT_BEFORE || op.mode == DT_SR_WRITE ||
+				    op.mode == DT_SR_WAIT_AFTER);
 		roundtrip(&op);
 		if (dt_ops[op.kind].model)	/* the files evolve as in a run */
 			dt_ops[op.kind].model(m, 3, &op, buf);
@@ -221,18 +225,23 @@ static void test_malformed(void **state)
 	assert_int_equal(op.mode, -1);
 	assert_int_equal(dt_op_parse("f0 truncate -9223372036854775808", &op, err, sizeof(err)), 0);
 	assert_true(op.off == INT64_MIN);
-	/* sync_range: xfs_io's flags, grouped or not; none means WRITE
-	 * (xfs_io's sync_range_f()); a negative number is no flag */
+	/* sync_range: xfs_io's flags, grouped or not; none means WRITE, and
+	 * of several the last one given wins, as in xfs_io's sync_range_f();
+	 * a negative number is no flag */
 	assert_int_equal(dt_op_parse("f1 sync_range 0 4096", &op, err, sizeof(err)), 0);
 	assert_int_equal(op.kind, DT_SYNC_RANGE);
 	assert_int_equal(op.mode, DT_SR_WRITE);
 	assert_int_equal(dt_op_parse("f1 sync_range -abw 4096 0", &op, err, sizeof(err)), 0);
-	assert_int_equal(op.mode, DT_SR_VALID);
+	assert_int_equal(op.mode, DT_SR_WRITE);
 	assert_int_equal(op.off, 4096);
 	assert_int_equal(dt_op_parse("f1 sync_range -b -a -1 5", &op, err, sizeof(err)), 0);
-	assert_int_equal(op.mode, DT_SR_WAIT_BEFORE | DT_SR_WAIT_AFTER);
+	assert_int_equal(op.mode, DT_SR_WAIT_AFTER);
 	assert_int_equal(op.off, -1);
 	assert_int_equal(op.len, 5);
+	assert_int_equal(dt_op_parse("f1 sync_range -a -w 0 4096", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.mode, DT_SR_WRITE);
+	assert_int_equal(dt_op_parse("f1 sync_range -wab 0 4096", &op, err, sizeof(err)), 0);
+	assert_int_equal(op.mode, DT_SR_WAIT_BEFORE);
 }
 
 static void test_xfs_io(void **state)
@@ -258,6 +267,8 @@ static void test_xfs_io(void **state)
 		{ "f0 fdatasync", 0, 1, "-c \"fdatasync\"" },
 		{ "f0 sync_range -b 0 4096", 0, 1, "-c \"sync_range -b 0 4096\"" },
 		{ "f0 sync_range 4096 0", 0, 1, "-c \"sync_range -w 4096 0\"" },
+		/* an old log's combined flags: the one xfs_io would pass */
+		{ "f0 sync_range -b -a 0 4096", 0, 1, "-c \"sync_range -a 0 4096\"" },
 		{ "f0 sync_range -a 0 -1", 0, DT_XIO_NONE, NULL },
 		{ "f0 fiemap 0 8192", 0, 1, "-c \"fiemap 0 8192\"" },
 		{ "f0 dio_pwrite -S 0x41 512 4096", 0, 1,
