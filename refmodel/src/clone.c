@@ -152,6 +152,41 @@ static int apply_piece(struct rm_file *dst, int64_t s, const struct piece *x)
 	return 0;
 }
 
+int remap_checks(const struct rm_file *src, int64_t soff, const struct rm_file *dst,
+		 int64_t doff, int64_t *count, unsigned flags)
+{
+	int64_t bs = dst->bs, size_in = src->size, size_out = dst->size, n = *count, bcount, t;
+
+	/* generic_remap_checks(), in its order */
+	if (soff % bs || doff % bs)
+		return -EINVAL;
+	if (__builtin_add_overflow(soff, n, &t) || __builtin_add_overflow(doff, n, &t))
+		return -EINVAL;
+	if ((flags & REMAP_DEDUP) && (soff >= size_in || soff + n > size_in ||
+				      doff >= size_out || doff + n > size_out))
+		return -EINVAL;
+	if (soff >= size_in)
+		return -EINVAL;
+	n = imin(n, size_in - soff);
+	/* generic_write_check_limits() */
+	if (doff >= dst->maxbytes)
+		return -EFBIG;
+	n = imin(n, dst->maxbytes - doff);
+	/* to the source EOF: its partial block counts whole for the overlap */
+	if (soff + n == size_in && (!(flags & REMAP_DEDUP) || doff + n == size_out)) {
+		bcount = rup(size_in, bs) - soff;
+	} else {
+		n = rdown(n, bs);
+		bcount = n;
+	}
+	if (src == dst && doff + bcount > soff && doff < soff + bcount)
+		return -EINVAL;
+	if (n != *count && !(flags & REMAP_CAN_SHORTEN))
+		return -EINVAL;
+	*count = n;
+	return 0;
+}
+
 /*
  * FICLONERANGE(dst, {src, soff, len, doff}).  Errno order, Linux 6.1:
  *  do_clone_file_range(): different super blocks -EXDEV (the model: a
@@ -199,27 +234,10 @@ static int clone_core(struct rm_file *dst, const struct rm_file *src,
 			return -EINVAL;
 		count = isize - soff;
 	}
-	int64_t req = count;
-	/* generic_remap_checks() */
-	if (soff % bs || doff % bs)
-		return -EINVAL;
-	if (soff >= isize)
-		return -EINVAL;
-	count = imin(count, isize - soff);
-	if (doff >= dst->maxbytes)
-		return -EFBIG;
-	count = imin(count, dst->maxbytes - doff);
-	int64_t bcount;
-	if (soff + count == isize) {
-		bcount = rup(isize, bs) - soff;
-	} else {
-		count = rdown(count, bs);
-		bcount = count;
-	}
-	if (src == dst && doff + bcount > soff && doff < soff + bcount)
-		return -EINVAL;
-	if (req != count)
-		return -EINVAL;
+	/* no REMAP_FILE_CAN_SHORTEN: a shortened count is -EINVAL */
+	int cerr = remap_checks(src, soff, dst, doff, &count, 0);
+	if (cerr)
+		return cerr;
 	if (wsrc) {
 		/* W11: __generic_remap_file_range_prep() writes back both
 		 * ranges (filemap_write_and_wait_range()) here */

@@ -33,26 +33,10 @@ static bool same_sb(const struct rm_file *a, const struct rm_file *b)
 static int64_t remap_count(const struct rm_file *dst, const struct rm_file *src,
 			   int64_t soff, int64_t doff, int64_t count)
 {
-	int64_t bs = dst->bs, isize = src->size;
-	/* generic_remap_checks() */
-	if (soff % bs || doff % bs)
-		return 0;
-	if (soff >= isize)
-		return 0;
-	count = imin(count, isize - soff);
-	if (doff >= dst->maxbytes)
-		return 0;
-	count = imin(count, dst->maxbytes - doff);
-	int64_t bcount;
-	if (soff + count == isize) {
-		bcount = rup(isize, bs) - soff;
-	} else {
-		count = rdown(count, bs);
-		bcount = count;
-	}
-	if (src == dst && doff + bcount > soff && doff < soff + bcount)
-		return 0;
-	if (count == 0)
+	int64_t bs = dst->bs;
+	/* vfs_copy_file_range() falls back to the page-cache copy whatever
+	 * the remap's error */
+	if (remap_checks(src, soff, dst, doff, &count, REMAP_CAN_SHORTEN) || count == 0)
 		return 0;
 	/* generic_remap_check_len(): shortened, not refused */
 	if ((count % bs) && doff + count < dst->size)
@@ -226,22 +210,11 @@ int rm_dedupe_range(struct rm_file *dst, struct rm_file *src, int64_t soff,
 	}
 	if (len == 0)
 		return 0;
-	/* generic_remap_checks() with REMAP_FILE_DEDUP */
-	int64_t bs = dst->bs, count = len, bcount;
-	if (soff % bs || doff % bs ||
-	    soff >= src->size || soff + count > src->size ||
-	    doff >= dst->size || doff + count > dst->size) {
-		*status = -EINVAL;
-		return 0;
-	}
-	if (soff + count == src->size && doff + count == dst->size) {
-		bcount = rup(src->size, bs) - soff;
-	} else {
-		count = rdown(count, bs);
-		bcount = count;
-	}
-	if (src == dst && doff + bcount > soff && doff < soff + bcount) {
-		*status = -EINVAL;
+	/* its answer is the destination's status, the ioctl's is 0 */
+	int64_t count = len;
+	int cerr = remap_checks(src, soff, dst, doff, &count, REMAP_DEDUP | REMAP_CAN_SHORTEN);
+	if (cerr) {
+		*status = cerr;
 		return 0;
 	}
 	if (count > 0) {

@@ -162,6 +162,23 @@ int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle);
  * counters. */
 int wb_all(struct rm_file *f);
 
+/* clone.c: generic_remap_checks() (fs/remap_range.c, Linux 6.1) of a
+ * remap of *count bytes from soff of src to doff of dst, for FICLONERANGE
+ * (flags 0), copy_file_range()'s remap (REMAP_CAN_SHORTEN) and
+ * FIDEDUPERANGE (REMAP_DEDUP | REMAP_CAN_SHORTEN): 0 with *count clipped to
+ * the source EOF and s_maxbytes and, unless it ends at the source EOF (and
+ * for a dedupe the destination EOF), rounded down to blocks; -EINVAL
+ * (misaligned offsets, wrapping, a range outside EOF, overlap in one file,
+ * a shortened count without REMAP_CAN_SHORTEN) or -EFBIG (doff at or past
+ * s_maxbytes, generic_write_check_limits()).  The callers give these
+ * answers their own meaning: copy_file_range() falls back to the page
+ * cache on any of them, a dedupe reports them in the destination's
+ * status. */
+#define REMAP_DEDUP		1u	/* REMAP_FILE_DEDUP */
+#define REMAP_CAN_SHORTEN	2u	/* REMAP_FILE_CAN_SHORTEN */
+int remap_checks(const struct rm_file *src, int64_t soff, const struct rm_file *dst,
+		 int64_t doff, int64_t *count, unsigned flags);
+
 /* tree.c */
 void buf_put(struct rm_buf *b);
 int64_t tree_len(const struct node *t);
