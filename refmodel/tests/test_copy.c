@@ -20,36 +20,7 @@
 
 #include "refmodel.h"
 #include "rmtest.h"
-
-#define K 4096
-
-static struct rm_file *mk(enum rm_profile p)
-{
-	struct rm_opts o = { .profile = p, .blocksize = K };
-	struct rm_file *f = NULL;
-	assert_int_equal(rm_file_new(&o, &f), 0);
-	return f;
-}
-
-static unsigned char buf[16 * K];
-
-static void wr(struct rm_file *f, int64_t off, size_t len, int c)
-{
-	memset(buf, c, len);
-	assert_int_equal(rm_pwrite(f, buf, len, off), (ssize_t)len);
-	chk(f);
-}
-
-static unsigned st_at(const struct rm_file *f, int64_t off)
-{
-	char s[256];
-	struct mapbuf m = { s, sizeof(s) };
-	long long a, b;
-	unsigned st = 0, my = 0;
-	assert_int_equal(rm_walk(f, off, off + 1, map_cb, &m), 0);
-	assert_int_equal(sscanf(s, "%lld+%lld:%u/%u", &a, &b, &st, &my), 4);
-	return st;
-}
+#include "rmfile.h"
 
 static int byte_at(const struct rm_file *f, int64_t off)
 {

@@ -20,40 +20,9 @@
 
 #include "refmodel.h"
 #include "rmtest.h"
+#include "rmfile.h"
 
-#define K 4096
 #define KEEP RM_FALLOC_FL_KEEP_SIZE
-
-static struct rm_file *mk(enum rm_profile p)
-{
-	struct rm_opts o = { .profile = p, .blocksize = K };
-	struct rm_file *f = NULL;
-	assert_int_equal(rm_file_new(&o, &f), 0);
-	return f;
-}
-
-static unsigned char buf[16 * K];
-
-static void wr(struct rm_file *f, int64_t off, size_t len, int c)
-{
-	memset(buf, c, len);
-	assert_int_equal(rm_pwrite(f, buf, len, off), (ssize_t)len);
-	chk(f);
-}
-
-/* State (and may-mask) of the block holding off. */
-static unsigned st_at(const struct rm_file *f, int64_t off, unsigned *may)
-{
-	char s[256];
-	struct mapbuf m = { s, sizeof(s) };
-	long long a, b;
-	unsigned st = 0, my = 0;
-	assert_int_equal(rm_walk(f, off, off + 1, map_cb, &m), 0);
-	assert_int_equal(sscanf(s, "%lld+%lld:%u/%u", &a, &b, &st, &my), 4);
-	if (may)
-		*may = my;
-	return st;
-}
 
 static const enum rm_profile both[] = { RM_PROFILE_EXT4, RM_PROFILE_XFS };
 
@@ -85,20 +54,20 @@ static void test_dio_o5_write_exactly_written(void **state)
 		assert_int_equal(rm_dio_pwrite(f, buf, 2 * K, K, 512), 2 * K);
 		chk(f);
 		unsigned may;
-		assert_int_equal(st_at(f, K, &may), RM_DATA);
+		assert_int_equal(st_may(f, K, &may), RM_DATA);
 		assert_int_equal(may, RM_DATA);
-		assert_int_equal(st_at(f, 2 * K, &may), RM_DATA);
+		assert_int_equal(st_may(f, 2 * K, &may), RM_DATA);
 		assert_int_equal(may, RM_DATA);
 		/* the buffered write over unwritten space keeps M5 latitude */
 		wr(f, 4 * K, K, 'b');
-		st_at(f, 4 * K, &may);
+		st_may(f, 4 * K, &may);
 		assert_int_equal(may, RM_DATA | RM_UNWRITTEN);
 		/* sub-block but sector-aligned: the block is written, zeros
 		 * around the data */
 		memset(buf, 's', 512);
 		assert_int_equal(rm_dio_pwrite(f, buf, 512, 6 * K + 1024, 512), 512);
 		chk(f);
-		assert_int_equal(st_at(f, 6 * K, &may), RM_DATA);
+		assert_int_equal(st_may(f, 6 * K, &may), RM_DATA);
 		assert_int_equal(may, RM_DATA);
 		unsigned char c[2];
 		assert_int_equal(rm_pread(f, c, 2, 6 * K + 1023), 2);
@@ -154,20 +123,20 @@ static void test_dio_o3_ext4_misaligned_write(void **state)
 	assert_true(h == rm_hash(f, 0, INT64_MAX));
 	assert_int_equal(rm_size(f), 8 * K);
 	unsigned may;
-	assert_int_equal(st_at(f, 2 * K, &may), RM_HOLE);
+	assert_int_equal(st_may(f, 2 * K, &may), RM_HOLE);
 	assert_int_equal(may, RM_HOLE | RM_UNWRITTEN);
-	assert_int_equal(st_at(f, 3 * K, &may), RM_HOLE);
+	assert_int_equal(st_may(f, 3 * K, &may), RM_HOLE);
 	assert_int_equal(may, RM_HOLE | RM_UNWRITTEN);
-	assert_int_equal(st_at(f, 4 * K, &may), RM_HOLE);
+	assert_int_equal(st_may(f, 4 * K, &may), RM_HOLE);
 	assert_int_equal(may, RM_HOLE);
 	/* -EFBIG before the alignment rule */
 	assert_int_equal(rm_dio_pwrite(f, buf, 512, rm_maxbytes(f) + 1, 512), -EFBIG);
 	/* extending: KEEP_SIZE blocks past EOF are truncated */
 	assert_int_equal(rm_fallocate(f, KEEP, 8 * K, 4 * K), 0);
-	assert_int_equal(st_at(f, 9 * K, NULL), RM_UNWRITTEN);
+	assert_int_equal(st_at(f, 9 * K), RM_UNWRITTEN);
 	assert_int_equal(rm_dio_pwrite(f, buf, K, 8 * K + 1, 512), -EINVAL);
 	chk(f);
-	assert_int_equal(st_at(f, 9 * K, &may), RM_HOLE);
+	assert_int_equal(st_may(f, 9 * K, &may), RM_HOLE);
 	assert_int_equal(may, RM_HOLE);
 	assert_int_equal(rm_size(f), 8 * K);
 	rm_file_free(f);
@@ -233,7 +202,7 @@ static void test_dio_o4_read_latitude(void **state)
 	assert_int_equal(rm_fallocate(f, 0, 0, 4 * K), 0);
 	wr(f, 0, K, 'p');
 	unsigned may;
-	st_at(f, 0, &may);
+	st_may(f, 0, &may);
 	assert_int_equal(may, RM_DATA | RM_UNWRITTEN);
 	unsigned char r[K];
 	assert_true(rm_dio_pread_ok(f, 10, 100, 512, -EINVAL));
@@ -242,7 +211,7 @@ static void test_dio_o4_read_latitude(void **state)
 	/* the read writes its range back first: the block is then written,
 	 * and only -EINVAL is right */
 	assert_int_equal(rm_dio_pread(f, r, 100, 10, 512), -EINVAL);
-	st_at(f, 0, &may);
+	st_may(f, 0, &may);
 	assert_int_equal(may, RM_DATA);
 	assert_false(rm_dio_pread_ok(f, 10, 100, 512, 100));
 	rm_file_free(f);
