@@ -69,6 +69,7 @@ static void groups(FILE *t, const struct dt_op *ops, size_t n)
 		{ DT_INSERT, "insert" }, { DT_COLLAPSE, "collapse" }, { DT_PUNCH, "punch" },
 		{ DT_ZERO, "zero" }, { DT_ZERO_KEEP, "zero" }, { DT_FALLOC, "prealloc" },
 		{ DT_FALLOC_KEEP, "prealloc" }, { DT_MWRITE, "mmap" }, { DT_MREAD, "mmap" },
+		{ DT_DIO_WRITE, "rw" },
 	};
 	const char *done[16];
 	int nd = 0;
@@ -97,6 +98,11 @@ static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 	char cmd[512];
 
 	fprintf(t, "_require_scratch\n");
+	for (size_t j = 0; j < n; j++)
+		if (ops[j].kind == DT_DIO_WRITE) {
+			fprintf(t, "_require_odirect\n");
+			break;
+		}
 	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
 		int used = k == 7 && map;
 		for (size_t j = 0; j < n && !used; j++) {
@@ -214,11 +220,22 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 			return -EINVAL;
 		}
 		const struct dt_opdesc *od = dt_opdesc_of(in->ops[j].kind);
-		/* another file named in the command ($F%d), or xfs_io -d */
+		/* another file named in the command ($F%d); or xfs_io -d but
+		 * not a direct write: the test runs every op in an xfs_io of
+		 * its own, but only writes have a model answer here */
 		if (r == DT_XIO_NONE || od->syntax == DT_SYN_REFLINK ||
-		    (od->flags & DT_OPF_OWNRUN)) {
+		    ((od->flags & DT_OPF_OWNRUN) && in->ops[j].kind != DT_DIO_WRITE)) {
 			snprintf(err, errn, "op %zu (%s) has no xfs_io form an xfstests test "
 				 "can use", j + 1, line);
+			return -EINVAL;
+		}
+		/* the model's direct writes keep the scratch device's 512-byte
+		 * alignment (dt_model_dio_pwrite()); FUSE has no such rule */
+		const char *sub = "";
+		if (in->ops[j].kind == DT_DIO_WRITE &&
+		    (dt_fstest_subdir(in->target, &sub) || !strcmp(sub, "generic"))) {
+			snprintf(err, errn, "op %zu (%s): direct writes are emitted for ext4 "
+				 "and xfs only", j + 1, line);
 			return -EINVAL;
 		}
 	}

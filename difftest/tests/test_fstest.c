@@ -125,6 +125,45 @@ static void test_fusefs_front_and_generic_dir(void **st)
 	free(o);
 }
 
+/* Direct writes: an xfs_io -d of their own, _require_odirect, the strict
+ * model's size (XFS 6.1 keeps the old size after a direct write whose last
+ * block ends at 2^63) and errno; direct reads and FUSE targets refused. */
+static void test_direct_writes(void **st)
+{
+	(void)st;
+	static const char *const l[] = { "f0 dio_pwrite -S 0x41 9223372036854771200 4096",
+					 "f0 dio_pwrite -S 0x42 100 512", NULL };
+	struct dt_fstest_in in = { .source = "ops.log", .target = "xfs",
+				   .profile = RM_PROFILE_XFS, .blocksize = 4096, .nfiles = 1,
+				   .ops = ops, .n = parse(l) };
+	char *t, *o, err[256] = "";
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), 0);
+	assert_non_null(strstr(t, "\n_begin_fstest auto quick rw\n"));
+	assert_non_null(strstr(t, "\n_require_scratch\n_require_odirect\n"));
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -d -c \"pwrite -q -b 4096 -S 0x41 "
+			       "9223372036854771200 4096\" $f0 2>&1 | _filter_xfs_io\n"));
+	/* intended: i_size is the write's end; the misaligned one is refused */
+	assert_string_equal(o, "QA output created by 900\n"
+			    "op 1: f0 dio_pwrite -S 0x41 9223372036854771200 4096\n"
+			    "op 2: f0 dio_pwrite -S 0x42 100 512\n"
+			    "pwrite: Invalid argument\n"
+			    "file0 size: 9223372036854775296\n");
+	free(t);
+	free(o);
+	static const char *const r[] = { "f0 dio_pread 0 4096", NULL };
+	in.n = parse(r);
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "op 1"));
+	free(t);
+	free(o);
+	in.n = parse(l);
+	in.target = "fusefs:xfs";
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "ext4 and xfs only"));
+	free(t);
+	free(o);
+}
+
 static void test_bad_input_refused(void **st)
 {
 	(void)st;
@@ -179,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_ext4_erratum_golden_output_is_the_strict_model),
 		cmocka_unit_test(test_fsck_and_remount_and_map_checks),
 		cmocka_unit_test(test_fusefs_front_and_generic_dir),
+		cmocka_unit_test(test_direct_writes),
 		cmocka_unit_test(test_bad_input_refused),
 		cmocka_unit_test(test_emit_numbers_and_cleans_up),
 	};

@@ -1,0 +1,24 @@
+#!/bin/sh
+# difftest reproducer (generated; runs the real xfs_io).
+# divergence (size) on xfs (xfs): size: expected 9223372036854775296, target has 0
+# usage: sh repro.sh [DIR]   (DIR on a xfs mount; as root for drop_caches/remount)
+# exit status: 1 and "BUG REPRODUCED" when the kernel still diverges, 0 when not
+# expected values: the model's intended semantics (difftest --strict),
+# without the kernel errata of refmodel/ERRATA.md
+set -u
+DIR=${1:-/mnt/xfs}
+XFS_IO=${XFS_IO:-xfs_io}
+F0="$DIR/difftest-repro-f0"
+rm -f "$F0"; : > "$F0"
+remount() {
+	set -- $(awk -v m="$DIR" '$2 == m { d=$1; t=$3; o=$4 } END { print d, t, o }' /proc/mounts)
+	if [ $# -eq 3 ]; then sync; umount "$DIR" && mount -t "$2" -o "$3" "$1" "$DIR"; else sync; echo 3 > /proc/sys/vm/drop_caches; fi
+}
+echo '--- the op that diverges:'
+out=$($XFS_IO -d -c "pwrite -q -b 4096 -S 0x5a 9223372036854771200 4096" "$F0" 2>&1); echo "$out"
+F="$F0"
+bug=0
+[ "$(stat -c %s "$F")" = 9223372036854775296 ] || bug=1
+rm -f "$F0"
+if [ $bug = 1 ]; then echo 'BUG REPRODUCED'; exit 1; fi
+echo 'not reproduced'; exit 0
