@@ -161,6 +161,11 @@ enum rm_erratum_id {
 	 * refuses to move the last extent past EXT_MAX_BLOCKS: the failing
 	 * insert (-EINVAL) leaves the file longer by len */
 	RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE = 0,
+	/* xfs_iomap_write_unwritten() computes the new size of a direct
+	 * write into holes or unwritten extents as the end of its last block,
+	 * 2^63 (negative as xfs_fsize_t) for the block below MAX_LFS_FILESIZE,
+	 * and then updates neither size: the write succeeds, the size stays */
+	RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE = 1,
 	RM_ERRATUM_COUNT
 };
 

@@ -61,6 +61,50 @@ static void fn_written(struct seg *s)
 	s->may = RM_DATA;
 }
 
+/* O6: past EOF the written bytes read as zeros (rm_check(): no stored
+ * data past EOF; a later extension zeroes them, xfs_setattr_size() and
+ * xfs_file_write_checks() -> xfs_zero_range()): the blocks stay written. */
+static void fn_zero_data(struct seg *s)
+{
+	if (s->kind == K_DATA) {
+		v_drop_seg(s);
+		s->kind = K_ZERO;
+	}
+}
+
+static int scan_not_data(void *ctx, const struct rm_run *run)
+{
+	(void)ctx;
+	return run->state != RM_DATA;	/* 1 stops the walk */
+}
+
+/*
+ * O6 (erratum RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE): does a direct
+ * write of n bytes at off, about to succeed, leave the size as it is?
+ * xfs_dio_write_end_io() hands a write that met a hole or an unwritten
+ * extent (IOMAP_DIO_UNWRITTEN: direct writes allocate unwritten,
+ * xfs_iomap_write_direct()) to xfs_iomap_write_unwritten(..., true), which
+ * takes the new size as XFS_FSB_TO_B(offset_fsb + count_fsb), the end of
+ * the last block, clamped to offset + count.  For the block that ends at
+ * 2^63 that is negative as xfs_fsize_t: no i_size_write(), and
+ * xfs_new_eof() keeps the old on-disk size.  A write over written blocks
+ * only takes the "offset + size > i_size" path, which is right.  FUSE
+ * (align 1) sends the write to its server: not XFS.
+ */
+static bool dio_keeps_size(const struct rm_file *f, int64_t off, int64_t n, uint32_t align)
+{
+	if (align == 1 || !rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE))
+		return false;
+	if (off >= f->maxbytes)
+		return false;			/* -EFBIG */
+	n = imin(n, f->maxbytes - off);	/* generic_write_check_limits() */
+	/* rup() saturates at INT64_MAX exactly for the block ending at 2^63 */
+	if (off + n <= f->size || rup(off + n, f->bs) != INT64_MAX)
+		return false;
+	/* the range's blocks, the last one ending at 2^63 */
+	return rm_walk(f, rdown(off, f->bs), INT64_MAX, scan_not_data, NULL) == 1;
+}
+
 /* O3: ext4 allocated the first mapping before iomap refused it. */
 static void fn_may_unwritten(struct seg *s)
 {
@@ -97,6 +141,9 @@ static void fn_may_unwritten(struct seg *s)
  *     and size as rm_pwrite(); every block of the range is exactly written
  *     (no M5 latitude), the M1 and M3 latitude rm_pwrite() gives around it
  *     is kept (wider than direct I/O needs).
+ *  O6 XFS on the kernels of erratum RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE:
+ *     an extending write over a hole or unwritten block whose last block
+ *     ends at 2^63 is written, and the size stays (dio_keeps_size()).
  */
 ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off,
 		      uint32_t align)
@@ -147,12 +194,18 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		if (err0)
 			return err0;
 	}
+	int64_t old_size = f->size;
+	bool keep = dio_keeps_size(f, off, n, align);
 	ssize_t r = rm_pwrite(f, buf, len, off);
 	if (r <= 0)
 		return r;
 	int err = rm_writeback(f, off, r);
 	if (!err && f->profile != RM_PROFILE_BYTES)
 		err = for_segs(f, rdown(off, f->bs), rup(off + r, f->bs), fn_written);
+	if (!err && keep) {	/* O6 */
+		f->size = old_size;
+		err = for_segs(f, old_size, rup(off + r, f->bs), fn_zero_data);
+	}
 	return err ? err : r;
 }
 

@@ -26,6 +26,23 @@ static const struct rm_erratum errata[RM_ERRATUM_COUNT] = {
 		.summary = "an insert refused with EINVAL because the last extent would pass "
 			   "EXT_MAX_BLOCKS grows the size by len; intended: EINVAL, file unchanged",
 	},
+	[RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE] = {
+		.id = RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE,
+		.name = "xfs-dio-write-ending-at-2-63-keeps-size",
+		.profile = RM_PROFILE_XFS,
+		/* the same computation in xfs_iomap_write_unwritten() of
+		 * 6.1.192 and 6.12.118 */
+		.kernels = RM_KERNEL_BIT(RM_KERNEL_6_1) | RM_KERNEL_BIT(RM_KERNEL_6_12),
+		.upstream = "unfixed in 6.1.192 and 6.12.118 (and reproduced on 6.18.44); the "
+			    "in-core size follows the overflowed value since ee70daaba82d (\"xfs: "
+			    "update i_size after unwritten conversion in dio completion\"); "
+			    "proposed fix: kernel-patches/fixes/",
+		.tests = "test_erratum_xfs_dio_write_ending_at_2_63_keeps_size, "
+			 "test_strict_xfs_dio_write_ending_at_2_63_grows_size",
+		.summary = "a direct write into holes or unwritten blocks whose last block ends "
+			   "at 2^63 succeeds and leaves the size as it was; intended: the size "
+			   "grows to the write's end",
+	},
 };
 
 const struct rm_erratum *rm_errata(size_t *n)

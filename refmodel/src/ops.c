@@ -811,7 +811,10 @@ int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle)
 	 * overlapping the range; a block counts when the pages cover it */
 	int64_t T = tree_len(f->root);
 	s = RU(f, rdown(max64(s, 0), PAGE_SZ));
-	e = min64(RD(f, e > INT64_MAX - PAGE_SZ ? INT64_MAX : rup(e, PAGE_SZ)), T);
+	/* a range into the last page reaches the map's end: the last block
+	 * ends at 2^63, where rup() saturates (RD() of INT64_MAX would drop
+	 * that block as if only partly covered) */
+	e = e > INT64_MAX - PAGE_SZ ? T : min64(RD(f, rup(e, PAGE_SZ)), T);
 	if (s >= e)
 		return 0;
 	if (!settle)

@@ -60,6 +60,13 @@ static void test_erratum_active_only_for_its_profile_kernels_and_not_strict(void
 		rm_file_free(f);
 		f = mk(RM_PROFILE_XFS, ks[i], 0);
 		assert_int_equal(rm_erratum_active(f, id), 0);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE), 1);
+		rm_file_free(f);
+		f = mk(RM_PROFILE_XFS, ks[i], 1);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE), 0);
+		rm_file_free(f);
+		f = mk(RM_PROFILE_EXT4, ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE), 0);
 		rm_file_free(f);
 	}
 }
@@ -118,6 +125,96 @@ static void test_strict_ext4_insert_einval_keeps_size(void **st)
 	}
 }
 
+/* The finding's write (difftest/findings/xfs-6.1-dio-write-ending-at-2-63-keeps-size):
+ * 512-byte aligned, its last block ends at 2^63. */
+#define DIO_OFF 9223372036854771200LL	/* 2^63 - 4608 */
+#define DIO_END 9223372036854775296LL	/* 2^63 - 512 */
+
+static int first_run(void *ctx, const struct rm_run *run)
+{
+	*(struct rm_run *)ctx = *run;
+	return 1;
+}
+
+/* the state of the block holding byte off */
+static unsigned state_at(const struct rm_file *f, int64_t off)
+{
+	struct rm_run r = { 0 };
+	int64_t b = off / K * K;
+	/* the last block ends at 2^63: INT64_MAX as an end */
+	assert_int_equal(rm_walk(f, b, b > INT64_MAX - K ? INT64_MAX : b + K, first_run, &r), 1);
+	return r.state;
+}
+
+static void test_erratum_xfs_dio_write_ending_at_2_63_keeps_size(void **st)
+{
+	(void)st;
+	static unsigned char buf[2 * K];
+	memset(buf, 0x5a, sizeof(buf));
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE), 1);
+		/* xfs_iomap_write_unwritten(): XFS_FSB_TO_B() of the block
+		 * after the write is 2^63, negative: neither size moves */
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		chk(f);
+		assert_true(rm_size(f) == 0);
+		/* the two blocks are written, past EOF; nothing to read */
+		assert_int_equal(state_at(f, DIO_OFF), RM_DATA);
+		assert_int_equal(state_at(f, DIO_END - 1), RM_DATA);
+		unsigned char rd[16];
+		assert_int_equal(rm_pread(f, rd, sizeof(rd), DIO_OFF), 0);
+		/* the same write again meets written blocks only: no unwritten
+		 * conversion, xfs_dio_write_end_io() sets offset + size */
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		chk(f);
+		assert_true(rm_size(f) == DIO_END);
+		rm_file_free(f);
+
+		/* the size already past the write's end: nothing to lose */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_truncate(f, DIO_END + 100), 0);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		assert_true(rm_size(f) == DIO_END + 100);
+		assert_int_equal(rm_pread(f, rd, sizeof(rd), DIO_OFF), (ssize_t)sizeof(rd));
+		assert_int_equal(rd[0], 0x5a);
+		rm_file_free(f);
+
+		/* a write whose last block ends below 2^63 grows the size */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF - K, 512), K);
+		assert_true(rm_size(f) == DIO_END - K);
+		rm_file_free(f);
+
+		/* FUSE (no alignment rule) sends it to its server: no erratum */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 1), K);
+		assert_true(rm_size(f) == DIO_END);
+		rm_file_free(f);
+	}
+}
+
+static void test_strict_xfs_dio_write_ending_at_2_63_grows_size(void **st)
+{
+	(void)st;
+	static unsigned char buf[K];
+	memset(buf, 0x5a, sizeof(buf));
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_XFS, ks[i], 1);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		chk(f);
+		/* the write's end, as a buffered write gives */
+		assert_true(rm_size(f) == DIO_END);
+		unsigned char rd[K];
+		assert_int_equal(rm_pread(f, rd, sizeof(rd), DIO_OFF), K);
+		assert_memory_equal(rd, buf, K);
+		assert_int_equal(state_at(f, DIO_OFF), RM_DATA);
+		rm_file_free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +222,8 @@ int main(void)
 		cmocka_unit_test(test_erratum_active_only_for_its_profile_kernels_and_not_strict),
 		cmocka_unit_test(test_erratum_ext4_insert_einval_grows_size),
 		cmocka_unit_test(test_strict_ext4_insert_einval_keeps_size),
+		cmocka_unit_test(test_erratum_xfs_dio_write_ending_at_2_63_keeps_size),
+		cmocka_unit_test(test_strict_xfs_dio_write_ending_at_2_63_grows_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
