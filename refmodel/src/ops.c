@@ -1076,15 +1076,51 @@ static int xfs_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
  * ext4_ext_shift_extents(SHIFT_LEFT), i_size -= len.  XFS: the size change
  * goes through xfs_vn_setattr_size() after xfs_collapse_file_space(), i.e.
  * a truncate that frees all blocks past the new EOF. */
+/* The block that ends at 2^63 (MAX_LFS_FILESIZE's last block) is stored
+ * one byte short: offsets are int64, so its map ends at INT64_MAX.  When a
+ * collapse moves it down, it ends at 2^63 - len, a whole block again
+ * (xfs_collapse_file_space() moves whole blocks): give it its last byte
+ * back, in the state of the byte before it.  That byte lies past EOF
+ * (i_size <= s_maxbytes = 2^63 - 1 before the shift), so it reads as zero
+ * (written content: ZERO). */
+static int regrow_last_byte(struct rm_file *f)
+{
+	struct rop x;
+	int64_t T = tree_len(f->root);
+	int err = rop_open(f, T - 1, T + 1, &x);
+	if (err)
+		return err;
+	const struct seg *last = NULL;
+	int64_t p = x.base;
+	for (size_t k = 0; k < f->vec.n && p < T; k++) {
+		last = &f->vec.v[k];
+		p += last->len;
+	}
+	if (last) {
+		unsigned kind = last->kind == K_DATA ? K_ZERO : last->kind, may = last->may;
+		uint8_t wb = last->wb;	/* the block's pages are dirty as a whole */
+		set_range(f, &x, T, T + 1, kind, may, NULL, 0);
+		p = x.base;
+		for (size_t k = 0; k < f->vec.n; p += f->vec.v[k++].len)
+			if (p == T)
+				f->vec.v[k].wb = wb;
+	}
+	rop_close(f, &x);
+	return 0;
+}
+
 static int do_collapse(struct rm_file *f, int64_t off, int64_t len)
 {
 	struct rop x;
+	int64_t T = tree_len(f->root);
 	int err = rop_open(f, off, off + len, &x);
 	if (err)
 		return err;
 	v_remove(f, &x, off, off + len);
 	f->size -= len;
 	rop_close(f, &x);
+	if (T == INT64_MAX && f->ab > 1 && (err = regrow_last_byte(f)))
+		return err;
 	if (f->profile != RM_PROFILE_EXT4)
 		return free_past_eof(f, f->size);
 	return 0;
@@ -1115,8 +1151,17 @@ static int do_insert(struct rm_file *f, int64_t off, int64_t len)
 		 * preallocation or KEEP_SIZE blocks near MAX_LFS_FILESIZE): drop
 		 * them.  The kernel would refuse such a shift
 		 * (xfs_bmap_can_insert_extents(), ext4 cannot get there with its
-		 * 16 TiB s_maxbytes); this is a documented model limitation. */
-		int64_t cut = max64(rdown(lim, f->ab), f->size);
+		 * 16 TiB s_maxbytes); this is a documented model limitation.
+		 * A block that lands exactly below 2^63 stays, stored one byte
+		 * short like any block that ends there (regrow_last_byte()):
+		 * cut at the first block that would end past 2^63, or at the
+		 * last byte of one that ends at it (lim + 1 cannot overflow:
+		 * len >= 1; i_size + len <= s_maxbytes keeps EOF below the
+		 * cut). */
+		int64_t cut = rdown(lim + 1, f->ab);
+		if (cut == lim + 1)
+			cut = lim;
+		cut = max64(cut, f->size);
 		int err = rop_open(f, cut, T, &x);
 		if (err)
 			return err;

@@ -408,6 +408,34 @@ static void test_pwrite_block_straddling_int64_max(void **st)
 	rm_file_free(f);
 }
 
+/* D-DT12: the block that ends at 2^63 is stored one byte short (the map
+ * ends at INT64_MAX).  A collapse moves it down whole, and an insert that
+ * lands a block exactly below 2^63 keeps it (difftest --huge found both:
+ * rm_check() saw an unaligned map end). */
+static void test_shift_block_ending_at_2_63(void **st)
+{
+	(void)st;
+	const int64_t top = INT64_MAX - 3 * K + 1;	/* 2^63 - 3 blocks */
+	const int64_t mid = (int64_t)1 << 60;
+	struct rm_extent e[4];
+	struct rm_file *f = mk(RM_PROFILE_XFS, K);
+
+	write_pat(f, top + 6, 2 * K, 0x54);	/* blocks 2^51-3 .. 2^51-1 */
+	chk(f);
+	falloc_ok(f, COLLAPSE, mid, 52 * K);
+	chk(f);
+	assert_int_equal(rm_fiemap(f, 0, INT64_MAX, e, 4), 1);
+	assert_true(e[0].logical == top - 52 * K && e[0].length == 3 * K);
+	assert_int_equal(byte_at(f, top - 52 * K + 6), 0x54);
+	/* back up by the same 52 blocks: the last one ends at 2^63 again */
+	falloc_ok(f, INSERT, mid, 52 * K);
+	chk(f);
+	assert_int_equal(rm_fiemap(f, 0, INT64_MAX, e, 4), 1);
+	assert_true(e[0].logical == top && e[0].length == 3 * K - 1);
+	assert_int_equal(byte_at(f, top + 2 * K + 5), 0x54);
+	rm_file_free(f);
+}
+
 static void test_collapse_reaching_eof_einval(void **st)
 {
 	(void)st;
@@ -1576,6 +1604,7 @@ int main(void)
 		cmocka_unit_test(test_insert_growth_past_maxbytes_efbig_before_einval),
 		cmocka_unit_test(test_ext4_insert_shifting_last_extent_past_ext_max_blocks_einval_size_grows),
 		cmocka_unit_test(test_pwrite_block_straddling_int64_max),
+		cmocka_unit_test(test_shift_block_ending_at_2_63),
 		cmocka_unit_test(test_collapse_reaching_eof_einval),
 		cmocka_unit_test(test_collapse_alignment_checked_before_eof),
 		cmocka_unit_test(test_pwrite_negative_offset_einval),
