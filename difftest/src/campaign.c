@@ -302,6 +302,7 @@ static int start_run(struct trun *u)
 	dt_gen_init(&u->g, c->seed, c->nfiles, t->mopts.blocksize, t->mopts.maxbytes);
 	memcpy(u->g.weights, c->weights, sizeof(u->g.weights));
 	u->g.locality = c->locality;
+	u->g.huge = c->huge;
 	u->g.disabled = t->disabled;
 	u->r->disabled = t->disabled;
 	if (!c->quiet)

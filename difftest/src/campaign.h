@@ -97,6 +97,7 @@ struct dt_campaign {
 	int nfiles;
 	unsigned weights[DT_NKINDS];
 	unsigned locality;	/* --locality PCT (struct dt_gen) */
+	unsigned huge;		/* --huge PCT (struct dt_gen) */
 	struct dt_opts o;
 	int shard_i, shard_n;
 	char shard_tag[32];

@@ -150,6 +150,14 @@ struct dt_gen {
 	 * so that ops meet where the last ones left their state: a write, a
 	 * shift over it, a seek into the shifted range. */
 	unsigned locality;
+	/* Huge files (--huge PCT, gen.c huge_op()): PCT% of a general file's
+	 * ops are writes, fallocates, punches, zeroes, truncates, inserts and
+	 * collapses placed within 64 blocks of `limit`, the end of the last
+	 * block the format can map (ext4: EXT_MAX_BLOCKS; XFS and FUSE:
+	 * s_maxbytes), so extents sit at the format's limit and shifts move
+	 * them there.  Such a file is not reset for its size. */
+	unsigned huge;
+	int64_t limit;
 	int cur_file;
 	int64_t recent[DT_MAXFILES][8];
 	uint8_t nrecent[DT_MAXFILES], recent_at[DT_MAXFILES];

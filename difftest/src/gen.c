@@ -160,6 +160,10 @@ void dt_gen_init(struct dt_gen *g, uint64_t seed, int nfiles, uint32_t bs,
 	 * ~frag_peak ops on the grid recipe (grow_next()), churns it with
 	 * the full recipe for frag_churn ops at full depth, and rests it
 	 * again: deep trees several times per 1e6 ops, cheap ops in between. */
+	/* the end of the last block a file can map: ext4's s_maxbytes is
+	 * EXT_MAX_BLOCKS blocks (ext4_max_size()), XFS's and FUSE's
+	 * MAX_LFS_FILESIZE ends inside a block */
+	g->limit = maxbytes & ~(int64_t)(bs - 1);
 	g->frag_peak0 = 6000;
 	g->frag_peak = 6000;
 	g->frag_rest = 100000;
@@ -884,7 +888,7 @@ static int reset_op(struct dt_genctx *c, struct dt_op *op)
 				    (c->ph == FRAG_CHURN && g->frag_left[fi] <= 0));
 	if (!cycle_end &&
 	    (int64_t)st.nodes <= (c->frag ? g->frag_reset_extents : g->reset_extents) &&
-	    st.alloc_bytes <= g->reset_bytes && c->size <= ((int64_t)1 << 40) &&
+	    st.alloc_bytes <= g->reset_bytes && (g->huge || c->size <= ((int64_t)1 << 40)) &&
 	    rnd(g, 30000) != 0)
 		return 0;
 	op->kind = DT_TRUNCATE;
@@ -961,6 +965,109 @@ static void frag_limits(struct dt_genctx *c, int k, struct dt_op *op)
 	}
 }
 
+/* --huge: an insert or collapse of a file that lives near the limit.
+ * Inserts move everything past their offset up: near EOF, anywhere, at an
+ * extent boundary; by a few blocks, by exactly what is left below
+ * s_maxbytes (one block more: EFBIG, vfs_fallocate() / the file systems'
+ * i_size + len check), or by what brings the last extent (post-EOF ones
+ * included) to the limit (one block more: ext4_ext_shift_extents()'s
+ * EXT_MAX_BLOCKS refusal).  Collapses take blocks below EOF away, so the
+ * extents at the limit move down. */
+static void huge_shift(struct dt_genctx *c, struct dt_op *op)
+{
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs, size = c->size, nb = size / bs;
+
+	switch (rnd(g, 3)) {
+	case 0: op->off = (nb - 1 - (int64_t)rnd(g, 8)) * bs; break;
+	case 1: op->off = (int64_t)rnd(g, (uint64_t)nb) * bs; break;
+	default: op->off = extent_boundary(g, c->f) & ~(bs - 1);
+	}
+	if (op->off < 0)
+		op->off = 0;
+	if (op->kind == DT_COLLAPSE) {
+		/* inside the file: offset + len < size (else EINVAL) */
+		if (op->off >= (nb - 1) * bs)
+			op->off = (nb - 2) * bs;
+		int64_t room = nb - 1 - op->off / bs;
+		if (op->off < 0 || room < 1) {
+			op->off = 0;
+			room = 1;
+		}
+		op->len = (1 + (int64_t)rnd(g, (uint64_t)(room < 16 ? room : 16))) * bs;
+		return;
+	}
+	int64_t end = rm_map_end(c->f) > size ? rm_map_end(c->f) : size;
+	int64_t slack = ((int64_t)rnd(g, 3) - 1) * bs;	/* -1, 0, +1 block */
+	switch (rnd(g, 3)) {
+	case 0: op->len = (1 + (int64_t)rnd(g, 16)) * bs; break;
+	case 1: op->len = rm_sat_add((g->maxbytes - size) & ~(bs - 1), slack); break;
+	default: op->len = rm_sat_add((g->limit - end) & ~(bs - 1), slack);
+	}
+	if (op->len < bs)
+		op->len = bs;
+}
+
+/* --huge: an op within 64 blocks of the limit (g->limit), or a shift of
+ * a file that already reaches near it; only kinds that place or move
+ * extents, by their weights.  0 if none is enabled. */
+static int huge_op(struct dt_genctx *c, struct dt_op *op)
+{
+	static const uint8_t hk[] = { DT_PWRITE, DT_FALLOC, DT_FALLOC_KEEP, DT_PUNCH,
+				      DT_ZERO, DT_ZERO_KEEP, DT_INSERT, DT_COLLAPSE,
+				      DT_TRUNCATE };
+	struct dt_gen *g = c->g;
+	int64_t bs = g->bs, L = g->limit;
+	uint64_t sum = 0;
+
+	for (size_t j = 0; j < sizeof(hk); j++)
+		if (kind_on(g, hk[j]))
+			sum += g->weights[hk[j]];
+	if (!sum)
+		return 0;
+	uint64_t x = rnd(g, sum);
+	size_t j = 0;
+	while (!kind_on(g, hk[j]) || x >= g->weights[hk[j]]) {
+		if (kind_on(g, hk[j]))
+			x -= g->weights[hk[j]];
+		j++;
+	}
+	op->kind = hk[j];
+	/* a shift needs a file that reaches near the limit: place
+	 * something there first (a write, else the kind picked) */
+	if ((op->kind == DT_INSERT || op->kind == DT_COLLAPSE) && c->size >= L / 2 &&
+	    c->size / bs >= 4) {
+		huge_shift(c, op);
+		return 1;
+	}
+	if ((op->kind == DT_INSERT || op->kind == DT_COLLAPSE) && kind_on(g, DT_PWRITE))
+		op->kind = DT_PWRITE;
+	int64_t near = L - (1 + (int64_t)rnd(g, 64)) * bs;
+	if (op->kind == DT_TRUNCATE) {
+		switch (rnd(g, 6)) {
+		case 0: op->off = L; break;
+		case 1: op->off = rm_sat_add(g->maxbytes, 1); break;	/* EFBIG/EINVAL */
+		case 2: op->off = near + (int64_t)rnd(g, (uint64_t)bs); break;
+		default: op->off = near;
+		}
+		return 1;
+	}
+	op->off = near;
+	if (chance(g, 20))
+		op->off += 1 + (int64_t)rnd(g, (uint64_t)bs - 1);
+	op->len = chance(g, 70) ? (1 + (int64_t)rnd(g, 16)) * bs
+				: 1 + (int64_t)rnd(g, 3 * (uint64_t)bs);
+	/* to the limit, or a block across it (a short write at s_maxbytes,
+	 * generic_write_check_limits(); EFBIG from vfs_fallocate()) */
+	if (chance(g, 15))
+		op->len = L - op->off + (chance(g, 50) ? bs : 0);
+	if (op->kind == DT_INSERT || op->kind == DT_COLLAPSE) {	/* no pwrite: EINVAL edges */
+		op->off &= ~(bs - 1);
+		op->len = (op->len + bs - 1) & ~(bs - 1);
+	}
+	return 1;
+}
+
 static void gen_next(struct dt_gen *g, struct rm_file *const *models,
 		     const int *live, struct dt_op *op)
 {
@@ -974,6 +1081,9 @@ static void gen_next(struct dt_gen *g, struct rm_file *const *models,
 	c.frag = g->frag[op->file] && g->frag_phase[op->file] != FRAG_REST;
 	c.ph = g->frag_phase[op->file];
 	if (reset_op(&c, op) || frag_op(&c, op) || stripe_op(&c, op))
+		return;
+	/* no draw at all without --huge: the default stream stays as it was */
+	if (g->huge && !c.frag && rnd(g, 100) < g->huge && huge_op(&c, op))
 		return;
 	int k = pick_kind(g);
 	op->kind = (uint8_t)k;

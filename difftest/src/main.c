@@ -65,6 +65,10 @@ static void usage(FILE *f)
 "                         copy_range dedupe; all=V)\n"
 "      --locality PCT     PCT%% of offsets land on (or a block off) one a recent op of\n"
 "                         the file used: ops meet where the last ones left state (0)\n"
+"      --huge PCT         PCT%% of a file's ops write, fallocate, punch, zero, truncate,\n"
+"                         insert or collapse within 64 blocks of the format's limit\n"
+"                         (ext4: EXT_MAX_BLOCKS; XFS, FUSE: s_maxbytes) or shift a\n"
+"                         file that reaches there; such files are not reset for size (0)\n"
 "      --check-every K    full-file check (size, whole map, all data) every K ops (1000)\n"
 "      --files N          files per target, 1..%d (4)\n"
 "      --shard I/N        run shard I of N (disjoint seeds, COUNT/N ops each)\n"
@@ -833,6 +837,7 @@ static const struct option long_opts[] = {
 	{ "target", required_argument, NULL, 't' },
 	{ "weights", required_argument, NULL, 'w' },
 	{ "locality", required_argument, NULL, 'l' },
+	{ "huge", required_argument, NULL, 'H' },
 	{ "check-every", required_argument, NULL, 'K' },
 	{ "files", required_argument, NULL, 'F' },
 	{ "shard", required_argument, NULL, 's' },
@@ -952,6 +957,10 @@ static int number_opt(struct cli *a, int opt, const char *arg)
 	case 'l':
 		rc = count_opt("--locality", arg, 0, 100, &v);
 		c->locality = (unsigned)v;
+		return rc;
+	case 'H':
+		rc = count_opt("--huge", arg, 0, 100, &v);
+		c->huge = (unsigned)v;
 		return rc;
 	case 'F':
 		rc = count_opt("--files", arg, 1, DT_MAXFILES, &v);

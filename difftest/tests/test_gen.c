@@ -81,6 +81,53 @@ static void test_same_seed_same_ops(void **state)
 	run_fini(&c);
 }
 
+/* --huge: ops land within 64 blocks of the format's limit (ext4:
+ * EXT_MAX_BLOCKS blocks; XFS: the block ending at 2^63), files keep
+ * extents there (no reset for size), and inserts and collapses move
+ * them: the model answers exactly there too (rm_check()). */
+static void test_huge(void **state)
+{
+	(void)state;
+	for (int p = 0; p < 2; p++) {
+		enum rm_profile prof = p ? RM_PROFILE_XFS : RM_PROFILE_EXT4;
+		struct rm_opts o = { .profile = prof, .blocksize = 4096 };
+		struct run r;
+		uint64_t near = 0, shifts_at_limit = 0, at_limit = 0;
+		char msg[256];
+
+		run_init(&r, 21, 4);
+		for (int i = 0; i < r.nfiles; i++) {
+			rm_file_free(r.m[i]);
+			assert_int_equal(rm_file_new(&o, &r.m[i]), 0);
+		}
+		dt_gen_init(&r.g, 21, 4, 4096, rm_profile_maxbytes(prof, 4096));
+		r.g.huge = 30;
+		int64_t lim = r.g.limit, edge = lim - 64 * 4096;
+		assert_true(lim == (p ? INT64_MAX - 4095 : ((int64_t)1 << 32) * 4096 - 4096));
+		for (int k = 0; k < 20000; k++) {
+			struct dt_op op;
+			dt_gen_next(&r.g, r.m, r.live, &op);
+			if (op.kind == DT_INSERT || op.kind == DT_COLLAPSE) {
+				/* a shift of a file with an extent at the limit */
+				shifts_at_limit += rm_map_end(r.m[op.file]) > edge;
+			} else if (!(dt_ops[op.kind].flags & DT_OPF_GLOBAL)) {
+				near += op.off >= edge && op.off <= lim;
+			}
+			if (dt_ops[op.kind].model)
+				dt_ops[op.kind].model(r.m, r.nfiles, &op, r.buf);
+			if (!(dt_ops[op.kind].flags & DT_OPF_GLOBAL)) {
+				at_limit += rm_map_end(r.m[op.file]) > edge;
+				assert_int_equal(rm_check(r.m[op.file], msg, sizeof(msg)), 0);
+			}
+		}
+		/* 30% of the general files' ops, a part of them shifts */
+		assert_true(near > 2000);
+		assert_true(shifts_at_limit > 300);
+		assert_true(at_limit > 5000);
+		run_fini(&r);
+	}
+}
+
 static void test_limits(void **state)
 {
 	struct run r;
@@ -201,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_seed_same_ops),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_weights_rule),
 		cmocka_unit_test(test_weights_fragmenter_and_disabled),
 		cmocka_unit_test(test_weights_parse),
