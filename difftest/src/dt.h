@@ -545,7 +545,6 @@ int dt_xdiff_parse(const char *text, const char *name, struct dt_xdiffs *x, char
 int dt_xdiff_load(const char *path, struct dt_xdiffs *x, char *err, size_t errn);
 /* Match against kernel release (NULL: uname -r of this host).  0 or -errno. */
 int dt_xdiff_select(struct dt_xdiffs *x, const char *release);
-int dt_kver_parse(const char *release, int v[3]);
 int dt_xdiff_kernel_in(const struct dt_xdiff *e, const int kv[3]);
 /* The entry of xs that explains divergence d on x's target, or -1. */
 int dt_xdiff_match(const struct dt_xdiffs *xs, struct dt_exec *x, const struct dt_div *d);

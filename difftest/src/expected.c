@@ -41,31 +41,6 @@ const char *dt_xdiff_builtin(void)
 	return dt_expected_builtin;
 }
 
-/* "6.18.44-fc" -> {6, 18, 44}; n components read (2 or 3), -1 if none. */
-static int parse_ver(const char *s, int v[3], const char **end)
-{
-	int n = 0;
-
-	v[0] = v[1] = v[2] = 0;
-	while (n < 3 && isdigit((unsigned char)*s)) {
-		long k = strtol(s, (char **)&s, 10);
-		if (k > 100000)
-			return -1;
-		v[n++] = (int)k;
-		if (*s != '.' || !isdigit((unsigned char)s[1]))
-			break;
-		s++;
-	}
-	if (end)
-		*end = s;
-	return n >= 2 ? n : -1;
-}
-
-int dt_kver_parse(const char *release, int v[3])
-{
-	return parse_ver(release, v, NULL) < 0 ? -EINVAL : 0;
-}
-
 static int cmp_ver(const int a[3], const int b[3])
 {
 	for (int k = 0; k < 3; k++)
@@ -111,7 +86,7 @@ static int parse_ranges(char *s, struct dt_xdiff *e, char *err, size_t errn)
 		}
 		g = &e->ranges[e->nranges++];
 		tok = trim(tok);
-		if (parse_ver(tok, g->lo, &p) < 0)
+		if (rm_release_version(tok, g->lo, &p) < 0)
 			goto bad;
 		while (isspace((unsigned char)*p))
 			p++;
@@ -122,7 +97,7 @@ static int parse_ranges(char *s, struct dt_xdiff *e, char *err, size_t errn)
 			p++;
 		g->hi_n = 0;
 		if (*p) {
-			if ((g->hi_n = parse_ver(p, g->hi, &p)) < 0 || *trim((char *)p))
+			if ((g->hi_n = rm_release_version(p, g->hi, &p)) < 0 || *trim((char *)p))
 				goto bad;
 			int hi[3] = { g->hi[0], g->hi[1], g->hi_n == 2 ? 1 << 30 : g->hi[2] };
 			if (cmp_ver(g->lo, hi) > 0) {
@@ -347,7 +322,7 @@ int dt_xdiff_select(struct dt_xdiffs *x, const char *release)
 		release = u.release;
 	}
 	snprintf(x->release, sizeof(x->release), "%s", release);
-	x->kv_ok = dt_kver_parse(release, x->kv) == 0;
+	x->kv_ok = rm_release_version(release, x->kv, NULL) >= 0;
 	return 0;
 }
 

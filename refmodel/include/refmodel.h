@@ -201,6 +201,13 @@ int rm_profile_parse2(const char *name, enum rm_profile *profile, enum rm_kernel
 const char *rm_profile_name2(enum rm_profile p, enum rm_kernel k);
 /* "6.1" / "6.12" ("?" for another value). */
 const char *rm_kernel_name(enum rm_kernel k);
+/* The version at the start of a Linux release string (uname -r, or a
+ * version in a range such as "6.12.118 - 6.15"): "6.18.44-fc" -> {6, 18,
+ * 44}; the components read, 2 or 3 (a missing third is 0), with *end (if
+ * not NULL) after the last; -EINVAL when no "MAJOR.MINOR" starts s or a
+ * component is over 100000.  The one parser of releases: difftest's
+ * known-difference ranges and rm_kernel_from_release() use it. */
+int rm_release_version(const char *s, int v[3], const char **end);
 /* The model kernel for a Linux release string (uname -r): "6.1.x" -> 6.1,
  * "6.12.x" -> 6.12, 0; another release -> the nearest of the two (before
  * 6.12: 6.1) and 1, so the caller can say the choice is an approximation;

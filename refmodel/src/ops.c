@@ -415,13 +415,32 @@ const char *rm_kernel_name(enum rm_kernel k)
 	return "?";
 }
 
-int rm_kernel_from_release(const char *release, enum rm_kernel *out)
+int rm_release_version(const char *s, int v[3], const char **end)
 {
-	unsigned major, minor;
 	int n = 0;
 
-	if (!release || sscanf(release, "%u.%u%n", &major, &minor, &n) != 2 || n == 0)
+	v[0] = v[1] = v[2] = 0;
+	while (s && n < 3 && *s >= '0' && *s <= '9') {
+		long k = strtol(s, (char **)&s, 10);
+		if (k > 100000)
+			return -EINVAL;
+		v[n++] = (int)k;
+		if (*s != '.' || s[1] < '0' || s[1] > '9')
+			break;
+		s++;
+	}
+	if (end)
+		*end = s;
+	return n >= 2 ? n : -EINVAL;
+}
+
+int rm_kernel_from_release(const char *release, enum rm_kernel *out)
+{
+	int v[3];
+
+	if (rm_release_version(release, v, NULL) < 0)
 		return -EINVAL;
+	int major = v[0], minor = v[1];
 	if (major == 6 && minor == 1) {
 		*out = RM_KERNEL_6_1;
 		return 0;

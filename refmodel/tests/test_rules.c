@@ -1059,7 +1059,20 @@ static void test_kernel_from_uname_release(void **st)
 	assert_int_equal(rm_kernel_from_release("linux", &k), -EINVAL);
 	assert_int_equal(rm_kernel_from_release("6", &k), -EINVAL);
 	assert_int_equal(rm_kernel_from_release(NULL, &k), -EINVAL);
+	assert_int_equal(rm_kernel_from_release("6.1000000", &k), -EINVAL);
 	assert_int_equal(k, RM_KERNEL_6_12);
+	/* the parser under it: components, and where they end */
+	int v[3];
+	const char *end = NULL;
+	assert_int_equal(rm_release_version("6.12.118 - 6.15", v, &end), 3);
+	assert_int_equal(v[1], 12);
+	assert_int_equal(v[2], 118);
+	assert_string_equal(end, " - 6.15");
+	assert_int_equal(rm_release_version("6.15-rc1", v, &end), 2);
+	assert_int_equal(v[2], 0);
+	assert_string_equal(end, "-rc1");
+	assert_int_equal(rm_release_version("6.", v, NULL), -EINVAL);
+	assert_int_equal(rm_release_version(" 6.1", v, NULL), -EINVAL);
 }
 
 static void test_xfs_punch_frees_past_eof(void **st)
