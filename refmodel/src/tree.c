@@ -794,70 +794,104 @@ struct wbc {
 	bool stop;
 };
 
-/* In order over the subtrees holding write-back state in [s, e): returns
- * how many segments of t's subtree it cleared (and took them off the
- * wbsegs of the subtrees it went through).  A cleared segment that merges
- * with neighbours in its own node merges there (the node keeps its
- * length, allocation and place); one that would merge across nodes stops
- * the walk. */
+/* Does t's subtree, starting at base, hold write-back state in [s, e)? */
+static inline bool wbc_in(const struct wbc *c, const struct node *t, int64_t base)
+{
+	return t && t->sum.wbsegs && base < c->e && base + t->sum.len > c->s;
+}
+
+#define WBC_CHAIN 8
+
+/* In order over the subtrees holding write-back state in [s, e) (t's
+ * subtree, starting at base, is one: wbc_in()): returns how many segments
+ * of t's subtree it cleared (and took them off the wbsegs of the subtrees
+ * it went through).  A cleared segment that merges with neighbours in its
+ * own node merges there (the node keeps its length, allocation and
+ * place); one that would merge across nodes stops the walk.  Left
+ * subtrees recurse, right ones continue the loop (up to WBC_CHAIN nodes
+ * of a right chain, then recursion), and a subtree is entered only when
+ * wbc_in() says so: one call per left turn instead of one per node and
+ * child. */
 static uint32_t wbc_rec(struct wbc *c, struct node *t, int64_t base, const struct node *pa,
 			const struct node *sa)
 {
-	if (!t || c->stop || !t->sum.wbsegs || base >= c->e || base + t->sum.len <= c->s)
-		return 0;
-	int64_t ll = tree_len(t->l);
-	uint32_t cleared = wbc_rec(c, t->l, base, pa, t);
-	int64_t p = base + ll;
-	if (!c->stop && t->own_wb && p < c->e && p + t->own_len > c->s) {
-		for (uint32_t i = 0; i < t->n && p < c->e;) {
-			struct seg *g = &t->e[i].s;
-			int64_t q = p + g->len;
-			if (!g->wb || q <= c->s) {
+	struct node *chain[WBC_CHAIN];
+	uint32_t cl[WBC_CHAIN], n = 0, acc = 0;
+	for (;;) {
+		int64_t ll = tree_len(t->l);
+		uint32_t cleared = 0;
+		if (wbc_in(c, t->l, base))
+			cleared = wbc_rec(c, t->l, base, pa, t);
+		int64_t p = base + ll;
+		if (!c->stop && t->own_wb && p < c->e && p + t->own_len > c->s) {
+			for (uint32_t i = 0; i < t->n && p < c->e;) {
+				struct seg *g = &t->e[i].s;
+				int64_t q = p + g->len;
+				if (!g->wb || q <= c->s) {
+					p = q;
+					i++;
+					continue;
+				}
+				bool pm = false, nm = false;
+				if (p >= c->s && q <= c->e)
+					wb_clear_merges(t, i, pa, sa, &pm, &nm);
+				if (p < c->s || q > c->e || (pm && i == 0) || (nm && i + 1 == t->n)) {
+					c->stop = true;
+					c->fp = p;
+					c->flen = g->len;
+					break;
+				}
+				g->wb = 0;
+				t->own_wb--;
+				cleared++;
+				if (nm) {
+					/* the next one (clean) joins g */
+					struct seg *nx = &t->e[i + 1].s;
+					g->len += nx->len;
+					q += nx->len;
+					v_drop_seg(nx);
+					node_remove(t, i + 1, 1);
+				}
+				if (pm) {
+					/* g joins the previous one */
+					t->e[i - 1].s.len += g->len;
+					v_drop_seg(g);
+					node_remove(t, i, 1);
+				} else {
+					i++;
+				}
 				p = q;
-				i++;
-				continue;
 			}
-			bool pm = false, nm = false;
-			if (p >= c->s && q <= c->e)
-				wb_clear_merges(t, i, pa, sa, &pm, &nm);
-			if (p < c->s || q > c->e || (pm && i == 0) || (nm && i + 1 == t->n)) {
-				c->stop = true;
-				c->fp = p;
-				c->flen = g->len;
-				break;
-			}
-			g->wb = 0;
-			t->own_wb--;
-			cleared++;
-			if (nm) {
-				/* the next one (clean) joins g */
-				struct seg *n = &t->e[i + 1].s;
-				g->len += n->len;
-				q += n->len;
-				v_drop_seg(n);
-				node_remove(t, i + 1, 1);
-			}
-			if (pm) {
-				/* g joins the previous one */
-				t->e[i - 1].s.len += g->len;
-				v_drop_seg(g);
-				node_remove(t, i, 1);
-			} else {
-				i++;
-			}
-			p = q;
 		}
+		chain[n] = t;
+		cl[n++] = cleared;
+		if (c->stop)
+			break;
+		int64_t rb = base + ll + t->own_len;
+		if (!wbc_in(c, t->r, rb))
+			break;
+		if (n == WBC_CHAIN) {
+			acc = wbc_rec(c, t->r, rb, t, sa);
+			break;
+		}
+		pa = t;
+		base = rb;
+		t = t->r;
 	}
-	if (!c->stop)
-		cleared += wbc_rec(c, t->r, base + ll + t->own_len, t, sa);
-	t->sum.wbsegs -= cleared;
-	return cleared;
+	/* each node of the chain lost what its own part, its left subtree
+	 * and the rest of the chain below it cleared */
+	while (n--) {
+		acc += cl[n];
+		chain[n]->sum.wbsegs -= acc;
+	}
+	return acc;
 }
 
 bool tree_wb_clean(struct node *root, int64_t s, int64_t e, int64_t *fp, int64_t *flen)
 {
 	struct wbc c = { s, e, 0, 0, false };
-	wbc_rec(&c, root, 0, NULL, NULL);
+	if (wbc_in(&c, root, 0))
+		wbc_rec(&c, root, 0, NULL, NULL);
 	if (!c.stop)
 		return false;
 	*fp = c.fp;
