@@ -519,6 +519,7 @@ static void fill_results(struct trun *u)
 	r->max_extents = x->max_extents;
 	r->max_model_runs = x->max_model_runs;
 	r->enospc_resets = t->enospc_resets;
+	r->enospc_checked = t->enospc_checked;
 	r->setid_removals = t->setid_removals;
 	r->remount_fallbacks = t->remount_fallbacks;
 	r->fresh_restored = t->fresh_restored;

@@ -53,7 +53,7 @@ struct dt_tresult {
 	uint32_t blocksize;
 	uint64_t disabled;
 	double t0, seconds, shrink_seconds;	/* ops/s excludes shrinking */
-	uint64_t ops, divergences, enospc_resets, remount_fallbacks, syscalls;
+	uint64_t ops, divergences, enospc_resets, enospc_checked, remount_fallbacks, syscalls;
 	uint64_t setid_removals;
 	uint64_t fresh_restored, fresh_mkfs;	/* struct dt_target */
 	uint64_t kind_count[DT_NKINDS];

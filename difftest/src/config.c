@@ -22,6 +22,12 @@
  *         rmapbt=0|1              mkfs.xfs -m rmapbt=
  *   fusefs [ext4|xfs]             the server's profile (ext4 by default)
  *         bs=1024|2048|4096       its block size (-o blocksize=)
+ *   any   free=SIZE               (k, m, g suffixes) a filler file leaves
+ *                                 SIZE bytes free before the run (nearly
+ *                                 full: ENOSPC is checked, exec.c); not a
+ *                                 mkfs or mount option, but two targets
+ *                                 of one file system share its free space,
+ *                                 so it is part of the configuration
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +71,8 @@ int dt_config_is_default(const struct dt_config *c)
 	struct dt_config d;
 	dt_config_default(fsnames[c->fs], &d);
 	return c->bs == d.bs && c->data == d.data && c->nodelalloc == d.nodelalloc &&
-	       c->reflink == d.reflink && c->rmapbt == d.rmapbt && c->profile == d.profile;
+	       c->reflink == d.reflink && c->rmapbt == d.rmapbt && c->profile == d.profile &&
+	       c->free == d.free;
 }
 
 /* "0" or "1" into *v. */
@@ -99,6 +106,18 @@ static int parse_opt(struct dt_config *c, char *opt, unsigned *seen, const char 
 			return -EINVAL;
 		}
 		c->bs = (uint32_t)b;
+	} else if (!strcmp(opt, "free")) {
+		bit = 32;
+		char *end;
+		unsigned long long v = val ? strtoull(val, &end, 10) : 0;
+		int sh = !val || !*val ? -1 : !*end ? 0 : end[1] ? -1 :
+			 *end == 'k' ? 10 : *end == 'm' ? 20 : *end == 'g' ? 30 : -1;
+		if (sh < 0 || v == 0 || v > (1ull << 40) >> sh || val[0] == '-') {
+			snprintf(err, errn, "%s: bad free space '%s' (bytes left free, > 0, "
+				 "suffixes k m g)", spec, val ? val : "");
+			return -EINVAL;
+		}
+		c->free = (int64_t)(v << sh);
 	} else if (c->fs == DT_CFS_EXT4 && !strcmp(opt, "data")) {
 		bit = 2;
 		int k = 0;
@@ -209,8 +228,18 @@ void dt_config_name(const struct dt_config *c, char *buf, size_t n)
 		ADD("%creflink=0", sep);
 		sep = ',';
 	}
-	if (c->fs == DT_CFS_XFS && c->rmapbt)
+	if (c->fs == DT_CFS_XFS && c->rmapbt) {
 		ADD("%crmapbt=1", sep);
+		sep = ',';
+	}
+	if (c->free) {
+		int64_t v = c->free;
+		const char *u = "";
+		if (!(v & ((1 << 30) - 1))) { v >>= 30; u = "g"; }
+		else if (!(v & ((1 << 20) - 1))) { v >>= 20; u = "m"; }
+		else if (!(v & ((1 << 10) - 1))) { v >>= 10; u = "k"; }
+		ADD("%cfree=%lld%s", sep, (long long)v, u);
+	}
 #undef ADD
 }
 
@@ -296,6 +325,8 @@ void dt_config_list(FILE *f)
 	      "                     rmapbt=0|1   mkfs.xfs -m rmapbt= (0)\n"
 	      "  fusefs[:PROFILE][:OPTS]  PROFILE ext4 (default) or xfs: the server's rules\n"
 	      "                     bs=1024|2048|4096  its block size (4096)\n"
+	      "  any of them        free=SIZE  (k m g) a filler file leaves SIZE bytes free before\n"
+	      "                     the run: allocating ops meet ENOSPC, which is checked\n"
 	      "Examples: ext4:bs=1024  ext4:data=journal  ext4:bs=2048,nodelalloc\n"
 	      "          xfs:bs=1024  xfs:reflink=0  xfs:rmapbt=1  fusefs:xfs:bs=1024\n"
 	      "A guest boots with one configuration per file system: difftest-vm boots once\n"
@@ -306,7 +337,7 @@ static int same_config(const struct dt_config *a, const struct dt_config *b)
 {
 	return a->fs == b->fs && a->bs == b->bs && a->data == b->data &&
 	       a->nodelalloc == b->nodelalloc && a->reflink == b->reflink &&
-	       a->rmapbt == b->rmapbt && a->profile == b->profile;
+	       a->rmapbt == b->rmapbt && a->profile == b->profile && a->free == b->free;
 }
 
 int dt_config_plan(const char *const *specs, int n, struct dt_plan_boot *boots, int *nboots,

@@ -29,6 +29,10 @@ struct dt_config {
 	int rmapbt;		/* mkfs.xfs -m rmapbt= (0) */
 	/* fusefs: the profile the server copies (DT_CFS_EXT4 or DT_CFS_XFS) */
 	int profile;
+	/* free=SIZE (any file system): before the run a filler file takes
+	 * all but SIZE bytes of the free space (statfs f_bavail), so
+	 * allocating ops meet ENOSPC; 0: not filled */
+	int64_t free;
 };
 
 /* The default configuration of fs ("ext4", "xfs", "fusefs"): 0, or -EINVAL. */

@@ -193,7 +193,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 /* target.c */
 enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
 enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO,
-		DT_F_FLAKY, DT_F_KEEP_SETID };
+		DT_F_FLAKY, DT_F_KEEP_SETID, DT_F_ENOSPC, DT_F_ENOSPC_LIE };
 #define DT_FLAKY_AT	300	/* faulty:flaky: the pwrite that fails (once) */
 
 struct dt_session;
@@ -234,6 +234,12 @@ struct dt_target {
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
+	/* free=SIZE (config.h): the target is nearly full; an ENOSPC or a
+	 * short write of an op that allocates is checked against what the
+	 * kernel documents (exec.c, refmodel RULES.md N1-N4) and counted */
+	int full;
+	uint64_t enospc_checked;
+	int64_t filled_free;		/* bytes free after the filler (statfs) */
 	uint64_t setid_removals;		/* --user: ops that removed set-ID bits (model) */
 	/* file systems made anew (dt_t_fresh_fs()): the boot image restored,
 	 * or mkfs (no DIFFTEST_PRISTINE entry, or the restore failed) */

@@ -754,6 +754,59 @@ static int enospc_reset(struct dt_exec *x, int i)
 	return rc < 0 ? rc : DV_NONE;
 }
 
+/* ---- a nearly full target (free=SIZE, RULES.md N1-N4) ----
+ * Without free= the model stays exact: a real ENOSPC restarts the file
+ * (enospc_reset()).  With it, an op that allocates keeps a snapshot of
+ * its model file; when the target answers ENOSPC (or a write comes back
+ * short), the model goes back to the snapshot and applies exactly what
+ * the kernel documents for that answer, and the file is checked. */
+static struct rm_file *snapshot(struct dt_exec *x, int i)
+{
+	struct rm_file *c = NULL;
+
+	if (!x->s->t->full || rm_file_clone(x->s->model[i], &c))
+		return NULL;
+	return c;
+}
+
+static void drop_snapshot(struct rm_file **snap)
+{
+	rm_file_free(*snap);
+	*snap = NULL;
+}
+
+/* Back to the model as it was before the op. */
+static struct rm_file *restore(struct dt_exec *x, int i, struct rm_file **snap)
+{
+	rm_file_free(x->s->model[i]);
+	x->s->model[i] = *snap;
+	*snap = NULL;
+	x->enospc++;
+	x->s->t->enospc_checked++;
+	return x->s->model[i];
+}
+
+/* Where the allocated prefix of [a, b) ends on the target: the first
+ * block of the range that is a hole there (b if none).  ext4 and XFS
+ * allocate a fallocate's range from its start on and keep what they
+ * allocated when a later chunk fails (ext4_alloc_file_blocks(),
+ * xfs_alloc_file_space()). */
+static int64_t target_prefix(struct dt_exec *x, int i, int64_t a, int64_t b)
+{
+	int64_t n = dt_t_fiemap(x->s, i, a, b - a, &x->ext, &x->extcap), p = a;
+
+	x->syscalls++;
+	for (int64_t k = 0; k < n && p < b; k++) {
+		const struct rm_extent *e = &x->ext[k];
+		if (e->logical > p)
+			break;
+		int64_t end = rm_sat_add(e->logical, e->length);
+		if (end > p)
+			p = end;
+	}
+	return p < b ? p : b;
+}
+
 /* Map check of an op's range now, or (--map-batch N) later, merged with the
  * other ranges changed since the last check: FIEMAP_FLAG_SYNC writes back,
  * and under TCG one write-back for N ops is much cheaper than N. */
@@ -802,16 +855,42 @@ static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
 			  op, opno, d);
 }
 
+/* RULES.md N1, N2: a buffered write that meets ENOSPC before its first
+ * byte changes nothing; one that meets it later returns the bytes it
+ * wrote, exactly its first tr bytes (generic_perform_write() and
+ * iomap_write_iter() stop at the first page whose space reservation,
+ * ext4_da_write_begin() / xfs_buffered_write_iomap_begin(), fails). */
+static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
+			  int64_t tr, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
+	struct rm_file *m = restore(x, i, snap);
+	int64_t k = tr > 0 ? tr : 0;
+
+	if (k && rm_pwrite(m, x->mbuf, (size_t)k, op->off) != k) {
+		div_set(d, DV_RET, i, opno, op, "the model refuses the short write of %" PRId64
+			" bytes the target made", k);
+		return DV_RET;
+	}
+	x->last_mr = tr;
+	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
+}
+
 int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	int i = op->file, rc;
 	size_t n = (size_t)op->len;
+	struct rm_file *snap = snapshot(x, i);
 
 	fill_pattern(x->mbuf, n, op->pat);
 	int64_t mr = rm_pwrite(x->s->model[i], x->mbuf, n, op->off);
 	int64_t tr = dt_t_pwrite(x->s, i, x->mbuf, n, op->off);
 	x->last_mr = mr;
 	count(x, op->kind, tr);
+	if (snap && mr > 0 && (tr == -ENOSPC || (tr > 0 && tr < mr)))
+		return nospace_pwrite(x, op, &snap, tr, opno, d);
+	if (snap)
+		drop_snapshot(&snap);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
@@ -929,6 +1008,50 @@ static int falloc_edges(struct dt_exec *x, const struct dt_op *op, int64_t end,
 	return data_range(x, i, (end & ~(bs - 1)) - bs, rm_sat_add(end & ~(bs - 1), bs), op, opno, d);
 }
 
+/* RULES.md N3, N4: a fallocate (mode 0, KEEP_SIZE; on XFS also
+ * ZERO_RANGE) that meets ENOSPC keeps the prefix of its range it
+ * allocated: ext4_alloc_file_blocks() allocates chunk by chunk from the
+ * start and, for mode 0, moves i_size to each chunk's end
+ * (ext4_update_inode_size()); xfs_alloc_file_space() allocates from the
+ * start too, and xfs_file_fallocate() sets the size only after it
+ * succeeded; an XFS ZERO_RANGE has punched the whole range first
+ * (xfs_free_file_space()).  The prefix's end comes from the target's map
+ * (its first hole in the range); the model applies exactly that, and the
+ * file is checked. */
+static int nospace_falloc(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
+			  int mode, int64_t old, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file, rc;
+	struct rm_file *m = restore(x, i, snap);
+	int64_t bs = rm_blocksize(m), off = op->off, len = op->len;
+	int64_t end = rm_sat_add(off, len), a = off & ~(bs - 1);
+	int64_t b = end > INT64_MAX - bs ? INT64_MAX : (end + bs - 1) & ~(bs - 1);
+	int xfs = x->s->t->mopts.profile == RM_PROFILE_XFS;
+
+	/* rangeshift-fusefs reserves the space an op needs before applying
+	 * it (fusefs/src/node.c reserve()): there ENOSPC changes nothing */
+	if (dt_target_is_fuse(x->s->t))
+		b = a;
+	else if ((mode & RM_FALLOC_FL_ZERO_RANGE) &&
+	    rm_fallocate(m, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE, off, len)) {
+		div_set(d, DV_RET, i, opno, op, "the model refuses the punch of an XFS zero range");
+		return DV_RET;
+	}
+	int64_t p = b > a ? target_prefix(x, i, a, b) : a;
+	int pmode = xfs ? RM_FALLOC_FL_KEEP_SIZE : mode & RM_FALLOC_FL_KEEP_SIZE;
+	if (p > off && rm_fallocate(m, pmode, off, p - off)) {
+		div_set(d, DV_RET, i, opno, op, "the model refuses the allocated prefix [%" PRId64
+			", %" PRId64 ") the target kept", off, p);
+		return DV_RET;
+	}
+	x->last_mr = -ENOSPC;
+	if ((rc = check_resized(x, i, old, op, opno, d)) ||
+	    (rc = check_size(x, i, op, opno, d)) ||
+	    (rc = map_after(x, i, off, end, op, opno, d)))
+		return rc;
+	return falloc_edges(x, op, end, opno, d);
+}
+
 int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	struct dt_session *s = x->s;
@@ -938,11 +1061,20 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	/* a request the FUSE kernel refuses never reaches the model */
 	int64_t mr = dt_t_fuse_front(s->t, mode, off, len);
 
+	/* free=: fallocate's allocating modes keep a snapshot (N3, N4) */
+	int alloc = !(mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_ZERO_RANGE)) &&
+		    (!(mode & RM_FALLOC_FL_ZERO_RANGE) || s->t->mopts.profile == RM_PROFILE_XFS);
+	struct rm_file *snap = mr == 0 && alloc ? snapshot(x, i) : NULL;
+
 	if (mr == 0)
 		mr = rm_fallocate(m, mode, off, len);
 	int64_t tr = dt_t_fallocate(s, i, mode, off, len);
 	x->last_mr = mr;
 	count(x, op->kind, tr);
+	if (snap && out_of_space(mr, tr))
+		return nospace_falloc(x, op, &snap, mode, old, opno, d);
+	if (snap)
+		drop_snapshot(&snap);
 	if (out_of_space(mr, tr))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))

@@ -141,6 +141,7 @@ static void json_target_counts(struct jb *b, json_t *o, const struct dt_campaign
 	put(b, o, "shrink_seconds", jsec(t->shrink_seconds));
 	put(b, o, "divergences", jcount(b, t->divergences));
 	put(b, o, "enospc_resets", jcount(b, t->enospc_resets));
+	put(b, o, "enospc_checked", jcount(b, t->enospc_checked));
 	put(b, o, "setid_removals", jcount(b, t->setid_removals));
 	put(b, o, "remount_fallbacks", jcount(b, t->remount_fallbacks));
 	put(b, o, "syscalls", jcount(b, t->syscalls));

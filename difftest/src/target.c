@@ -361,6 +361,8 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		{ "wrong-errno", DT_F_WRONG_ERRNO },
 		{ "flaky", DT_F_FLAKY },
 		{ "keep-setid", DT_F_KEEP_SETID },
+		{ "enospc", DT_F_ENOSPC },
+		{ "enospc-lie", DT_F_ENOSPC_LIE },
 	};
 
 	if (p2) {
@@ -380,10 +382,13 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 			i++;
 		if (i == sizeof(faults) / sizeof(faults[0])) {
 			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-				 "lost-unwritten, wrong-errno, flaky, keep-setid)", kind);
+				 "lost-unwritten, wrong-errno, flaky, keep-setid, enospc, enospc-lie)",
+				 kind);
 			return -EINVAL;
 		}
 		t->fault = faults[i].f;
+		/* a nearly full file system (free=): ENOSPC is checked */
+		t->full = t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE;
 	}
 	if (prof && rm_profile_parse2(prof, &t->mopts.profile, &t->mopts.kernel)) {
 		snprintf(err, errn, "unknown profile '%s' (ext4-6.1, xfs-6.1, ext4-6.12, "
@@ -528,6 +533,50 @@ static void pick_kernel(struct dt_target *t, const char *prof)
 	t->mopts.kernel = k;
 }
 
+/* free=SIZE: a filler file in the mount's root takes all but SIZE bytes
+ * of the free space (statfs f_bavail), so the run's allocating ops meet
+ * ENOSPC.  fallocate() allocates without writing (the guest's ram disks
+ * stay small; on fusefs the server counts allocated bytes, not memory).
+ * The file system's metadata makes it approximate (ext4's extent blocks,
+ * XFS's per-transaction reservations, xfs_trans_alloc_inode()): a refused
+ * request is retried smaller, and what is left free is noted. */
+static int fill_fs(struct dt_target *t, char *err, size_t errn)
+{
+	char path[PATH_MAX + 32];
+	struct statfs sf;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = neg_errno();
+		snprintf(err, errn, "target %s: cannot create %s: %s", t->name, path, strerror(-rc));
+		return rc;
+	}
+	for (int k = 0; k < 16 && !fstatfs(fd, &sf); k++) {
+		int64_t want = (int64_t)sf.f_bavail * (int64_t)sf.f_bsize - t->cfg.free;
+		if (want < (int64_t)sf.f_bsize)
+			break;
+		off_t at = lseek(fd, 0, SEEK_END);
+		if (fallocate(fd, 0, at, want - (k ? want / 8 : 0)) && errno != ENOSPC) {
+			rc = neg_errno();
+			snprintf(err, errn, "target %s: filling %s: %s", t->name, path, strerror(-rc));
+			break;
+		}
+	}
+	if (!rc && (fsync(fd) || fstatfs(fd, &sf)))
+		rc = neg_errno();
+	close(fd);
+	if (rc)
+		return rc;
+	t->filled_free = (int64_t)sf.f_bavail * (int64_t)sf.f_bsize;
+	char note[96];
+	snprintf(note, sizeof(note), "free=%lld: %lld bytes free after the filler; ",
+		 (long long)t->cfg.free, (long long)t->filled_free);
+	add_note(t, note);
+	return 0;
+}
+
 /* A configured target (ext4:bs=1024, ...) must find that configuration
  * mounted: block size and mount options (dt_config_check_mount()), for
  * fusefs the server's profile and block size (RS_IOC_IDENT), for XFS
@@ -617,6 +666,9 @@ static int fs_init(struct dt_target *t, const char *spec, const char *prof, char
 	if (rc)
 		return rc;
 	if (t->has_cfg && (rc = check_config(t, (uint32_t)sf.f_bsize, err, errn)))
+		return rc;
+	t->full = t->has_cfg && t->cfg.free > 0;
+	if (t->full && (rc = fill_fs(t, err, errn)))
 		return rc;
 	if (!t->mopts.maxbytes)
 		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
@@ -827,6 +879,18 @@ ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_
 	 * no replay shows again */
 	if (t->fault == DT_F_FLAKY && ++t->flaky_writes == DT_FLAKY_AT)
 		return -EIO;
+	/* faulty:enospc runs out of space as ext4 and XFS do (RULES.md N1,
+	 * N2): every 5th write of more than a block is cut after its first
+	 * block, every 10th fails before its first byte; enospc-lie writes
+	 * every byte and answers ENOSPC */
+	int64_t bs = t->mopts.blocksize;
+	if ((t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE) && n > (size_t)bs &&
+	    off >= 0 && (int64_t)n <= t->mopts.maxbytes - off && ++t->flaky_writes % 5 == 0) {
+		size_t k = (size_t)(bs - off % bs);
+		if (t->fault == DT_F_ENOSPC_LIE)
+			return rm_pwrite(FAKE(s, i), b, n, off) < 0 ? -EIO : -ENOSPC;
+		return t->flaky_writes % 10 == 0 ? -ENOSPC : rm_pwrite(FAKE(s, i), b, k, off);
+	}
 	if (t->type != DT_T_FD)
 		return rm_pwrite(FAKE(s, i), b, n, off);
 	ssize_t r = pwrite(s->fd[i], b, n, off);
@@ -914,6 +978,23 @@ int dt_t_fuse_front(const struct dt_target *t, int mode, int64_t off, int64_t le
 	return 0;
 }
 
+static int alloc_cb(void *ctx, const struct rm_run *r)
+{
+	if (r->state == RM_HOLE)
+		return 1;
+	*(int64_t *)ctx = r->off + r->len;
+	return 0;
+}
+
+/* faulty:enospc: where the allocated run that starts at a ends (<= b). */
+static int64_t fake_alloc_end(const struct rm_file *f, int64_t a, int64_t b)
+{
+	int64_t e = a;
+
+	rm_walk(f, a, b, alloc_cb, &e);
+	return e < b ? e : b;
+}
+
 int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t len)
 {
 	struct dt_target *t = s->t;
@@ -932,6 +1013,25 @@ int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t l
 		if (r)
 			r = rm_fallocate(f, mode, off, len);
 		return r;
+	}
+	/* faulty:enospc: every 4th allocating fallocate of more than a block
+	 * keeps its first block and fails (N3, N4; XFS: size unchanged) */
+	int64_t bs = t->mopts.blocksize;
+	if (t->fault == DT_F_ENOSPC && !(mode & ~RM_FALLOC_FL_KEEP_SIZE) && off >= 0 &&
+	    len > bs && len <= INT64_MAX - off && off + len <= t->mopts.maxbytes &&
+	    ++t->flaky_writes % 4 == 0) {
+		int keep = t->mopts.profile == RM_PROFILE_XFS ? RM_FALLOC_FL_KEEP_SIZE
+							       : mode & RM_FALLOC_FL_KEEP_SIZE;
+		/* as ext4_alloc_file_blocks(): the allocated run at the start,
+		 * one chunk more (its first hole block), then the failure;
+		 * ext4's mode 0 moved i_size to the end of what it mapped */
+		int64_t a = off - off % bs, e = fake_alloc_end(f, a, off + len);
+		if (e < off + len)
+			rm_fallocate(f, keep, e, bs);
+		e = fake_alloc_end(f, a, off + len);
+		if (e > off)
+			rm_fallocate(f, keep, off, e - off);
+		return -ENOSPC;
 	}
 	r = rm_fallocate(f, mode, off, len);
 	if (t->fault == DT_F_WRONG_ERRNO && r == -EINVAL)
@@ -1278,6 +1378,9 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 		}
 		if (st)
 			rc = -EIO;
+		char ferr[256];
+		if (!rc && t->full && (rc = fill_fs(t, ferr, sizeof(ferr))))
+			snprintf(note, n, "%s", ferr);
 	}
 	for (struct dt_session *x = t->sessions; x; x = x->next)
 		for (int i = 0; i < x->nfiles; i++) {

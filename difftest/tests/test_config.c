@@ -47,6 +47,10 @@ static const struct good goods[] = {
 	{ "fusefs:xfs", "fusefs:xfs", "", "", "profile=xfs-6.1", 4096 },
 	{ "fusefs:xfs:bs=1024", "fusefs:xfs:bs=1024", "", "", "profile=xfs-6.1,blocksize=1024", 1024 },
 	{ "fusefs:ext4:bs=2048", "fusefs:bs=2048", "", "", "blocksize=2048", 2048 },
+	/* free= is no mkfs, mount or server option: the filler makes it */
+	{ "ext4:free=4096k", "ext4:free=4m", "-b 4096", "", "", 4096 },
+	{ "xfs:free=1536,bs=1024", "xfs:bs=1024,free=1536", "-b size=1024", "", "", 1024 },
+	{ "fusefs:xfs:free=1g", "fusefs:xfs:free=1g", "", "", "profile=xfs-6.1", 4096 },
 };
 
 static void test_good(void **state)
@@ -96,6 +100,12 @@ static const struct bad bads[] = {
 	{ "xfs:rmapbt", "rmapbt wants 0 or 1, not ''" },
 	{ "fusefs:btrfs:bs=1024", "unknown fusefs profile 'btrfs'" },
 	{ "fusefs:nodelalloc", "unknown fusefs option 'nodelalloc'" },
+	{ "ext4:free=0", "bad free space '0'" },
+	{ "ext4:free=4q", "bad free space '4q'" },
+	{ "xfs:free=-4k", "bad free space '-4k'" },
+	{ "xfs:free", "bad free space ''" },
+	{ "ext4:free=2000g", "bad free space '2000g'" },
+	{ "ext4:free=1m,free=2m", "'free' given twice" },
 };
 
 static void test_bad(void **state)

@@ -257,6 +257,21 @@ static int teardown(void **state)
 /* The observer-free discipline: the model against itself is clean, a
  * fault is still caught, the log and the report say which discipline ran,
  * a replay takes the log's, and the write-back points are in the mix. */
+/* A nearly full target (free=, here the model target faulty:enospc that
+ * runs out of space as ext4 and XFS do, RULES.md N1-N4): its ENOSPCs and
+ * short writes are checked, not reset, and the run is clean; one that
+ * writes every byte and answers ENOSPC is caught. */
+static void test_nospace(void **state)
+{
+	(void)state;
+	assert_int_equal(run("-t faulty:enospc:ext4 -t faulty:enospc:xfs -N 4000 -S 2 -q"), 0);
+	assert_true(file_has("out/report.json", "\"enospc_resets\": 0,"));
+	assert_false(file_has("out/report.json", "\"enospc_checked\": 0,"));
+	assert_int_equal(run("-t faulty:enospc:xfs -N 3000 -S 3 --huge 20 --no-map-sync -q"), 0);
+	assert_int_equal(run("-t faulty:enospc-lie:ext4 -N 3000 -S 2 -q --max-div 1 --no-shrink"), 1);
+	assert_true(file_has("out/div-faulty_enospc-lie_ext4-1/ops.log", " pwrite "));
+}
+
 static void test_observer_free(void **state)
 {
 	(void)state;
@@ -295,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_no_default_target_on_host),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_observer_free),
+		cmocka_unit_test(test_nospace),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
