@@ -533,13 +533,15 @@ static void pick_kernel(struct dt_target *t, const char *prof)
 	t->mopts.kernel = k;
 }
 
-/* free=SIZE: a filler file in the mount's root takes all but SIZE bytes
- * of the free space (statfs f_bavail), so the run's allocating ops meet
- * ENOSPC.  fallocate() allocates without writing (the guest's ram disks
- * stay small; on fusefs the server counts allocated bytes, not memory).
- * The file system's metadata makes it approximate (ext4's extent blocks,
- * XFS's per-transaction reservations, xfs_trans_alloc_inode()): a refused
- * request is retried smaller, and what is left free is noted. */
+/* free=SIZE: a filler file in the mount's root takes all the space this
+ * caller can allocate but SIZE bytes, so the run's allocating ops meet
+ * ENOSPC.  It is filled until ENOSPC and then cut back by SIZE, because
+ * statfs cannot say what the caller may use: root may take ext4's
+ * reserved blocks (f_bavail excludes them, ext4_statfs()) but not its
+ * reserved clusters, XFS keeps a reserve pool and per-transaction
+ * reservations.  fallocate() allocates without writing (the guest's ram
+ * disks stay small; on fusefs the server counts allocated bytes, not
+ * memory); a chunk that does not fit is halved. */
 static int fill_fs(struct dt_target *t, char *err, size_t errn)
 {
 	char path[PATH_MAX + 32];
@@ -548,31 +550,43 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 
 	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	if (fd < 0 || fstatfs(fd, &sf)) {
 		rc = neg_errno();
 		snprintf(err, errn, "target %s: cannot create %s: %s", t->name, path, strerror(-rc));
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
-	for (int k = 0; k < 16 && !fstatfs(fd, &sf); k++) {
-		int64_t want = (int64_t)sf.f_bavail * (int64_t)sf.f_bsize - t->cfg.free;
-		if (want < (int64_t)sf.f_bsize)
-			break;
-		off_t at = lseek(fd, 0, SEEK_END);
-		if (fallocate(fd, 0, at, want - (k ? want / 8 : 0)) && errno != ENOSPC) {
+	int64_t bs = (int64_t)sf.f_bsize, chunk = (int64_t)sf.f_bfree * bs, at = 0;
+	while (chunk >= bs) {
+		if (!fallocate(fd, 0, at, chunk)) {
+			at += chunk;
+			continue;
+		}
+		if (errno != ENOSPC) {
 			rc = neg_errno();
-			snprintf(err, errn, "target %s: filling %s: %s", t->name, path, strerror(-rc));
 			break;
 		}
+		/* ext4 keeps what it allocated before failing, with the size
+		 * (ext4_alloc_file_blocks()) */
+		at = lseek(fd, 0, SEEK_END);
+		chunk = chunk / 2 & ~(bs - 1);
 	}
+	if (!rc && ftruncate(fd, at > t->cfg.free ? at - t->cfg.free : 0))
+		rc = neg_errno();
 	if (!rc && (fsync(fd) || fstatfs(fd, &sf)))
 		rc = neg_errno();
 	close(fd);
-	if (rc)
+	if (rc) {
+		snprintf(err, errn, "target %s: filling %s: %s", t->name, path, strerror(-rc));
 		return rc;
-	t->filled_free = (int64_t)sf.f_bavail * (int64_t)sf.f_bsize;
-	char note[96];
-	snprintf(note, sizeof(note), "free=%lld: %lld bytes free after the filler; ",
-		 (long long)t->cfg.free, (long long)t->filled_free);
+	}
+	t->filled_free = (int64_t)sf.f_bfree * bs;
+	char note[160];
+	snprintf(note, sizeof(note), "free=%lld: filler %lld bytes, then f_bfree %lld, "
+		 "f_bavail %lld bytes; ", (long long)t->cfg.free,
+		 (long long)(at > t->cfg.free ? at - t->cfg.free : 0), (long long)t->filled_free,
+		 (long long)sf.f_bavail * bs);
 	add_note(t, note);
 	return 0;
 }
