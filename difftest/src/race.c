@@ -1303,8 +1303,15 @@ static void usage(FILE *f)
 "                       diverged, and say how many of the RUNS did\n");
 }
 
-int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
-		 int (*exec_vm)(char **argv))
+/* The command line of the concurrent mode. */
+struct rcli {
+	const char *targets[8];
+	int nt, runs, loops;
+	const char *replay, *json;
+};
+
+/* Options into o and a: -1 to go on, else the exit status (0 for --help). */
+static int parse_args(int argc, char **argv, struct ropts *o, struct rcli *a)
 {
 	static const struct option lo[] = {
 		{ "threads", required_argument, NULL, 'T' },
@@ -1323,78 +1330,73 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct ropts o = { .threads = 0, .seed = 1, .windows = 1000, .timeout = 120,
-			   .reset_every = 20, .kmsg = 1, .out = "difftest-out", .max_div = 1 };
-	const char *targets[8];
-	int nt = 0, c, runs = 10, loops = 100;
-	const char *replay = NULL, *json = NULL;
+	int c;
 	char *end;
-	FILE *jf = NULL;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:S:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'T':
-			o.threads = (int)strtol(optarg, &end, 10);
-			if (*end || o.threads < 2 || o.threads > DT_RACE_MAXT) {
+			o->threads = (int)strtol(optarg, &end, 10);
+			if (*end || o->threads < 2 || o->threads > DT_RACE_MAXT) {
 				fprintf(stderr, "difftest: --threads '%s': give 2, 3 or 4\n", optarg);
 				return 2;
 			}
 			break;
 		case 't':
-			if (nt == 8) {
+			if (a->nt == 8) {
 				fprintf(stderr, "difftest: at most 8 targets\n");
 				return 2;
 			}
-			targets[nt++] = optarg;
+			a->targets[a->nt++] = optarg;
 			break;
 		case 'W':
-			o.windows = strtoull(optarg, &end, 0);
-			if (*end || !o.windows) {
+			o->windows = strtoull(optarg, &end, 0);
+			if (*end || !o->windows) {
 				fprintf(stderr, "difftest: --windows '%s': a positive count\n", optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			o.seed = strtoull(optarg, &end, 0);
+			o->seed = strtoull(optarg, &end, 0);
 			if (*end) {
 				fprintf(stderr, "difftest: --seed '%s': a number\n", optarg);
 				return 2;
 			}
 			break;
 		case 'O':
-			o.timeout = (int)strtol(optarg, &end, 10);
-			if (*end || o.timeout < 1 || o.timeout > 86400) {
+			o->timeout = (int)strtol(optarg, &end, 10);
+			if (*end || o->timeout < 1 || o->timeout > 86400) {
 				fprintf(stderr, "difftest: --window-timeout '%s': 1..86400 s\n", optarg);
 				return 2;
 			}
 			break;
 		case 'R':
-			o.reset_every = (int)strtol(optarg, &end, 10);
-			if (*end || o.reset_every < 1) {
+			o->reset_every = (int)strtol(optarg, &end, 10);
+			if (*end || o->reset_every < 1) {
 				fprintf(stderr, "difftest: --reset-every '%s': a positive count\n", optarg);
 				return 2;
 			}
 			break;
 		case 'K':
-			o.kmsg = 0;
+			o->kmsg = 0;
 			break;
 		case 'M':
-			o.max_div = (int)strtol(optarg, &end, 10);
-			if (*end || o.max_div < 1) {
+			o->max_div = (int)strtol(optarg, &end, 10);
+			if (*end || o->max_div < 1) {
 				fprintf(stderr, "difftest: --max-div '%s': a positive count\n", optarg);
 				return 2;
 			}
 			break;
 		case 'o':
-			o.out = optarg;
+			o->out = optarg;
 			break;
 		case 'P':
-			replay = optarg;
+			a->replay = optarg;
 			break;
 		case 'r':
-			if (sscanf(optarg, "%dx%d", &runs, &loops) != 2 || runs < 1 || loops < 1 ||
-			    runs > 100000 || loops > 1000000) {
+			if (sscanf(optarg, "%dx%d", &a->runs, &a->loops) != 2 || a->runs < 1 ||
+			    a->loops < 1 || a->runs > 100000 || a->loops > 1000000) {
 				fprintf(stderr, "difftest: --repeat '%s': RUNSxLOOPS, e.g. 10x100\n",
 					optarg);
 				return 2;
@@ -1408,7 +1410,7 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 			}
 			break;
 		case 'J':
-			json = optarg;
+			a->json = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1422,90 +1424,125 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 		fprintf(stderr, "difftest: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	struct rlog_in in;
+	return -1;
+}
+
+/* One target's --race-replay: RUNS runs of LOOPS windows each; 0 when
+ * no run diverged, 1 when one did, 2 on an error. */
+static int replay_target(struct ropts *o, const char *target, const struct rlog_in *in,
+			 int runs, int loops)
+{
+	struct rstats st = { 0 };
+	int hit = 0, status = 0;
+
+	for (int k = 0; k < runs; k++) {
+		o->max_div = 1;
+		int64_t d = race_target(o, target, &st, in, loops);
+		if (d < 0) {
+			status = 2;
+			break;
+		}
+		hit += d > 0;
+	}
+	printf("race-replay %s: diverged in %d of %d runs (%d loops each), %.1f s\n", target, hit,
+	       runs, loops, st.seconds);
+	return status ? status : hit > 0;
+}
+
+/* A target's entry of the --json summary (the i-th). */
+static void json_target(FILE *jf, int i, const char *target, const struct rstats *st, int64_t d)
+{
+	fprintf(jf, "%s\n    { \"name\": \"", i ? "," : "");
+	for (const char *c = target; *c; c++)
+		fprintf(jf, *c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ?
+			"?" : "%c", *c);
+	fprintf(jf, "\", \"windows\": %" PRIu64 ", \"ops\": %" PRIu64
+		", \"seconds\": %.3f, \"ops_per_sec\": %.1f, \"interleaved\": %" PRIu64
+		", \"multi\": %" PRIu64 ", \"kernel_reports\": %" PRIu64
+		", \"divergence_count\": %" PRId64 " }",
+		st->windows, st->ops, st->seconds,
+		st->seconds > 0 ? (double)st->ops / st->seconds : 0.0, st->interleaved,
+		st->multi, st->kernel_reports, d < 0 ? (int64_t)0 : d);
+}
+
+/* The targets and the run's surroundings: the replayed log into *in, the
+ * targets checked (or handed to the VM), the default targets in the guest,
+ * the output directory, the signals.  -1 to run, else the exit status. */
+static int race_setup(struct ropts *o, struct rcli *a, struct rlog_in *in, char **argv,
+		      int (*needs_vm)(const char *target), int (*exec_vm)(char **argv))
+{
 	char err[PATH_MAX + 128];
-	if (replay) {
-		if (rlog_read(replay, &in, err, sizeof(err))) {
+
+	if (a->replay) {
+		if (rlog_read(a->replay, in, err, sizeof(err))) {
 			fprintf(stderr, "difftest: --race-replay: %s\n", err);
-			free(in.l.v);
 			return 2;
 		}
-		if (o.threads && o.threads != in.threads) {
+		if (o->threads && o->threads != in->threads) {
 			fprintf(stderr, "difftest: --threads %d but the log's window has %d ops\n",
-				o.threads, in.threads);
-			free(in.l.v);
+				o->threads, in->threads);
 			return 2;
 		}
-		o.threads = in.threads;
-		o.seed = in.seed;
-		if (!nt)
-			targets[nt++] = in.target;
-	} else if (!o.threads) {
+		o->threads = in->threads;
+		o->seed = in->seed;
+		if (!a->nt)
+			a->targets[a->nt++] = in->target;
+	} else if (!o->threads) {
 		fprintf(stderr, "difftest: the concurrent mode needs --threads N (2..4)\n");
 		return 2;
 	}
-	for (int i = 0; i < nt; i++) {
-		if (dt_target_spec_check(targets[i], err, sizeof(err))) {
-			fprintf(stderr, "difftest: -t %s: %s\n", targets[i], err);
-			if (replay)
-				free(in.l.v);
+	for (int i = 0; i < a->nt; i++) {
+		if (dt_target_spec_check(a->targets[i], err, sizeof(err))) {
+			fprintf(stderr, "difftest: -t %s: %s\n", a->targets[i], err);
 			return 2;
 		}
 	}
-	for (int i = 0; i < nt; i++)
-		if (needs_vm && needs_vm(targets[i])) {
-			if (replay)
-				free(in.l.v);
+	for (int i = 0; i < a->nt; i++)
+		if (needs_vm && needs_vm(a->targets[i]))
 			return exec_vm ? exec_vm(argv) : 2;
-		}
-	if (!nt) {
+	if (!a->nt) {
 		if (!getenv("DIFFTEST_IN_GUEST")) {
 			fprintf(stderr, "difftest: no target: give -t (see --threads --help)\n");
 			return 2;
 		}
-		targets[nt++] = "ext4";
-		targets[nt++] = "xfs";
-		targets[nt++] = "fusefs";
+		a->targets[a->nt++] = "ext4";
+		a->targets[a->nt++] = "xfs";
+		a->targets[a->nt++] = "fusefs";
 	}
-	if (mkdir(o.out, 0755) && errno != EEXIST) {
-		fprintf(stderr, "difftest: --out %s: %s\n", o.out, strerror(errno));
+	if (mkdir(o->out, 0755) && errno != EEXIST) {
+		fprintf(stderr, "difftest: --out %s: %s\n", o->out, strerror(errno));
 		return 2;
 	}
 	struct sigaction sa = { .sa_handler = on_sigbus, .sa_flags = SA_NODEFER };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGXFSZ, SIG_IGN);
+	return -1;
+}
 
-	if (json && !(jf = fopen(json, "w"))) {
-		fprintf(stderr, "difftest: --json %s: %s\n", json, strerror(errno));
-		if (replay)
-			free(in.l.v);
+/* Every target in turn (or its replay), with the --json summary: the exit
+ * status, 0 clean, 1 divergence, 2 error. */
+static int race_run(struct ropts *o, const struct rcli *a, const struct rlog_in *in)
+{
+	FILE *jf = NULL;
+
+	if (a->json && !(jf = fopen(a->json, "w"))) {
+		fprintf(stderr, "difftest: --json %s: %s\n", a->json, strerror(errno));
 		return 2;
 	}
 	if (jf)
 		fprintf(jf, "{\n  \"mode\": \"race\",\n  \"threads\": %d,\n  \"seed\": \"0x%016" PRIx64
-			"\",\n  \"targets\": [", o.threads, o.seed);
+			"\",\n  \"targets\": [", o->threads, o->seed);
 	int status = 0;
-	for (int i = 0; i < nt; i++) {
+	for (int i = 0; i < a->nt; i++) {
 		struct rstats st = { 0 };
-		if (replay) {
-			int hit = 0;
-			for (int k = 0; k < runs; k++) {
-				o.max_div = 1;
-				int64_t d = race_target(&o, targets[i], &st, &in, loops);
-				if (d < 0) {
-					status = 2;
-					break;
-				}
-				hit += d > 0;
-			}
-			printf("race-replay %s: diverged in %d of %d runs (%d loops each), %.1f s\n",
-			       targets[i], hit, runs, loops, st.seconds);
-			if (hit && status != 2)
-				status = 1;
+		if (a->replay) {
+			int r = replay_target(o, a->targets[i], in, a->runs, a->loops);
+			if (r == 2 || (r == 1 && status != 2))
+				status = r;
 			continue;
 		}
-		int64_t d = race_target(&o, targets[i], &st, NULL, 0);
+		int64_t d = race_target(o, a->targets[i], &st, NULL, 0);
 		if (d < 0) {
 			status = 2;
 			continue;
@@ -1514,32 +1551,37 @@ int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
 		       "windows whose matching order was not the issue order: %" PRIu64 "; "
 		       "with more than one matching state: %" PRIu64 "; kernel reports: %" PRIu64
 		       "; divergences: %" PRId64 "\n",
-		       targets[i], o.threads, st.windows, st.ops, st.seconds,
+		       a->targets[i], o->threads, st.windows, st.ops, st.seconds,
 		       st.seconds > 0 ? (double)st.ops / st.seconds : 0.0, st.interleaved, st.multi,
 		       st.kernel_reports, d);
 		if (d > 0 && status == 0)
 			status = 1;
-		if (jf) {
-			fprintf(jf, "%s\n    { \"name\": \"", i ? "," : "");
-			for (const char *c = targets[i]; *c; c++)
-				fprintf(jf, *c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ?
-					"?" : "%c", *c);
-			fprintf(jf, "\", \"windows\": %" PRIu64 ", \"ops\": %" PRIu64
-				", \"seconds\": %.3f, \"ops_per_sec\": %.1f, \"interleaved\": %" PRIu64
-				", \"multi\": %" PRIu64 ", \"kernel_reports\": %" PRIu64
-				", \"divergence_count\": %" PRId64 " }",
-				st.windows, st.ops, st.seconds,
-				st.seconds > 0 ? (double)st.ops / st.seconds : 0.0, st.interleaved,
-				st.multi, st.kernel_reports, d < 0 ? (int64_t)0 : d);
-		}
+		if (jf)
+			json_target(jf, i, a->targets[i], &st, d);
 	}
 	if (jf) {
 		fprintf(jf, "\n  ]\n}\n");
 		if (fclose(jf) && status == 0)
 			status = 2;
 	}
-	if (replay)
-		free(in.l.v);
+	return status;
+}
+
+int dt_race_main(int argc, char **argv, int (*needs_vm)(const char *target),
+		 int (*exec_vm)(char **argv))
+{
+	struct ropts o = { .threads = 0, .seed = 1, .windows = 1000, .timeout = 120,
+			   .reset_every = 20, .kmsg = 1, .out = "difftest-out", .max_div = 1 };
+	struct rcli a = { .nt = 0, .runs = 10, .loops = 100 };
+	struct rlog_in in = { 0 };
+	int status = parse_args(argc, argv, &o, &a);
+
+	if (status >= 0)
+		return status;
+	status = race_setup(&o, &a, &in, argv, needs_vm, exec_vm);
+	if (status < 0)
+		status = race_run(&o, &a, &in);
+	free(in.l.v);
 	fflush(stdout);
 	return status;
 }
