@@ -111,10 +111,20 @@ static void own_totals(const struct node *t, int64_t *len, int64_t *alloc, uint1
  * and augment()s it. */
 static void node_fill(struct node *t, const struct seg *s, size_t n)
 {
+	int64_t l = 0, al = 0;
+	uint16_t w = 0;
 	t->n = (uint16_t)n;
-	for (size_t i = 0; i < n; i++)
+	/* the totals as own_totals() counts them (tree_check() recounts
+	 * with it), in the copying loop */
+	for (size_t i = 0; i < n; i++) {
 		t->e[i].s = s[i];
-	own_totals(t, &t->own_len, &t->own_alloc, &t->own_wb);
+		l += s[i].len;
+		al += seg_alloc(&s[i]);
+		w += s[i].wb != 0;
+	}
+	t->own_len = l;
+	t->own_alloc = al;
+	t->own_wb = w;
 }
 
 /* ---- nodes ---- */
@@ -511,31 +521,34 @@ void rop_close(struct rm_file *f, struct rop *x)
 
 	/* normalise and coalesce */
 	size_t o = 0;
+	const bool bytes = f->profile == RM_PROFILE_BYTES, wt = f->write_through;
 	for (size_t i = 0; i < v->n; i++) {
-		struct seg s = v->v[i];
-		if (s.len == 0) {
-			v_drop_seg(&s);
+		/* in place: o <= i, and segments are copied only when
+		 * something before them was dropped or merged */
+		struct seg *s = &v->v[i];
+		if (s->len == 0) {
+			v_drop_seg(s);
 			continue;
 		}
-		if (f->profile == RM_PROFILE_BYTES)
-			s.may = kind_state(s.kind);	/* no latitude */
-		else
-			s.may |= kind_state(s.kind);
+		unsigned st = kind_state(s->kind);
+		s->may = (uint8_t)(bytes ? st : s->may | st);	/* bytes: no latitude */
 		/* only written blocks hold page-cache state of their own (a
 		 * hole or unwritten extent that an operation made has no
 		 * dirty pages left: they were dropped or written) */
-		if (s.kind == K_HOLE || s.kind == K_UNWRITTEN || f->write_through)
-			s.wb = 0;
-		if (s.kind != K_DATA) {
-			s.buf = NULL;
-			s.boff = 0;
+		if (s->kind == K_HOLE || s->kind == K_UNWRITTEN || wt)
+			s->wb = 0;
+		if (s->kind != K_DATA) {
+			s->buf = NULL;
+			s->boff = 0;
 		}
-		if (o && mergeable(&v->v[o - 1], &s)) {
-			v->v[o - 1].len += s.len;
-			v_drop_seg(&s);
+		if (o && mergeable(&v->v[o - 1], s)) {
+			v->v[o - 1].len += s->len;
+			v_drop_seg(s);
 			continue;
 		}
-		v->v[o++] = s;
+		if (o != i)
+			v->v[o] = *s;
+		o++;
 	}
 	v->n = o;
 	/* trailing pure holes past EOF are implicit: trim them when this
