@@ -1097,6 +1097,99 @@ static void sysrq_blocked(void)
 	}
 }
 
+/* A replayed log's serial ops before its window, each checked: 0, or
+ * nonzero with why said. */
+static int replay_serial(struct rsess *r, const struct rlog_in *replay, unsigned char *buf,
+			 char *why, size_t whyn)
+{
+	int bad = 0;
+
+	for (size_t k = 0; k < replay->l.nserial && !bad; k++) {
+		bad = serial_op(r, &replay->l.v[k], buf, why, whyn);
+		if (!bad && rlog_push(&r->serial, &replay->l.v[k]))
+			bad = -1;
+	}
+	return bad;
+}
+
+/* A window that did not return in time: the reproducer, then exit, since
+ * threads stuck in the kernel cannot be joined. */
+static _Noreturn void hang(const struct ropts *o, struct rsess *r, struct kmsg *km,
+			   const char *spec, uint64_t w, uint64_t ndiv, const struct dt_op *win,
+			   int threads, struct rstats *st)
+{
+	char why[256], dir[PATH_MAX + 128];
+
+	sysrq_blocked();
+	snprintf(why, sizeof(why), "hang: the window's ops did not return within %d s", o->timeout);
+	if (o->kmsg) {
+		struct timespec ts = { 2, 0 };
+		nanosleep(&ts, NULL);
+		kmsg_scan(km);
+	}
+	write_div(o, r, spec, ndiv, win, threads, why, km->text, dir, sizeof(dir));
+	fprintf(stderr, "difftest: %s: window %" PRIu64 ": %s (%s)\n", spec, w, why, dir);
+	st->divergences++;
+	fflush(NULL);
+	_exit(1);
+}
+
+/* The judge found no serial order: why becomes the one-line verdict, and
+ * orders the judge's full text with the target's results and size. */
+static void no_order(const struct rsess *r, int threads, char *why, size_t whyn, char *orders,
+		     size_t on)
+{
+	size_t ol = (size_t)snprintf(orders, on, "%s\nresults:", why);
+	for (int k = 0; k < threads && ol < on; k++)
+		ol += (size_t)snprintf(orders + ol, on - ol, " %" PRId64, r->obs.ret[k]);
+	if (ol < on)
+		snprintf(orders + ol, on - ol, "; size %" PRId64 "\n", r->obs.size);
+	char *nl = strchr(why, '\n');
+	if (nl)
+		*nl = 0;
+	char w2[600];
+	snprintf(w2, sizeof(w2), "no serial order of the window gives the target's state (%s)", why);
+	snprintf(why, whyn, "%.500s", w2);
+}
+
+/* The target's state after a window against the model: the kernel log,
+ * then the state read back, then a serial order of the window that gives
+ * it (dt_race_judge(), its order into order).  0 when one does, 1 for a
+ * divergence (why and *detail said; the judge's text in orders), or
+ * -errno. */
+static int check_window(const struct ropts *o, struct rsess *r, struct kmsg *km,
+			const struct dt_op *win, int threads, int *order, char *why, size_t whyn,
+			char *orders, size_t on, const char **detail, struct rstats *st)
+{
+	char err[1024];
+
+	if (o->kmsg && kmsg_scan(km)) {
+		snprintf(why, whyn, "kernel log: %s", km->cls);
+		*detail = km->text;
+		st->kernel_reports++;
+		return 1;
+	}
+	if (observe(r, err, sizeof(err))) {
+		snprintf(why, whyn, "cannot read the target's file: %.400s", err);
+		return 1;
+	}
+	int rc = dt_race_judge(r->cand, &r->ncand, r->s->model, r->s->nfiles, win, threads, &r->obs,
+			       order, why, whyn);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		no_order(r, threads, why, whyn, orders, on);
+		*detail = orders;
+		return 1;
+	}
+	int ident = 1;
+	for (int k = 0; k < threads; k++)
+		ident &= order[k] == k;
+	st->interleaved += !ident;
+	st->multi += r->ncand > 1;
+	return 0;
+}
+
 /* Windows on one target.  Returns divergences found (>= 0) or -errno. */
 static int64_t race_target(const struct ropts *o, const char *spec, struct rstats *st,
 			   const struct rlog_in *replay, int loops)
@@ -1155,13 +1248,7 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 			since_reset = 1;
 		}
 		if (replay) {
-			int bad = 0;
-			for (size_t k = 0; k < replay->l.nserial && !bad; k++) {
-				bad = serial_op(&r, &replay->l.v[k], buf, why, sizeof(why));
-				if (!bad && rlog_push(&r.serial, &replay->l.v[k]))
-					bad = -1;
-			}
-			if (bad) {
+			if (replay_serial(&r, replay, buf, why, sizeof(why))) {
 				fprintf(stderr, "difftest: %s: the serial ops diverge already: %s\n",
 					spec, why);
 				ndiv = -EIO;
@@ -1176,22 +1263,8 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 			r.obs.front[k] = dt_kind_is_falloc(win[k].kind)
 				? dt_t_fuse_front(&t, dt_kind_mode(&win[k]), win[k].off, win[k].len) : 0;
 		int rc = pool_run(&pool, win, o->timeout);
-		if (rc == -ETIMEDOUT) {
-			sysrq_blocked();
-			snprintf(why, sizeof(why), "hang: the window's ops did not return within %d s",
-				 o->timeout);
-			if (o->kmsg) {
-				struct timespec ts = { 2, 0 };
-				nanosleep(&ts, NULL);
-				kmsg_scan(&km);
-			}
-			write_div(o, &r, spec, (uint64_t)++ndiv, win, threads, why, km.text, dir,
-				  sizeof(dir));
-			fprintf(stderr, "difftest: %s: window %" PRIu64 ": %s (%s)\n", spec, w, why, dir);
-			st->divergences++;
-			fflush(NULL);
-			_exit(1);	/* threads stuck in the kernel cannot be joined */
-		}
+		if (rc == -ETIMEDOUT)
+			hang(o, &r, &km, spec, w, (uint64_t)ndiv + 1, win, threads, st);
 		st->windows++;
 		st->ops += (uint64_t)threads;
 		for (int k = 0; k < threads; k++) {
@@ -1199,49 +1272,12 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 			if (win[k].kind == DT_MWRITE)
 				r.s->mdirty[0] = 1;
 		}
-		int dv = 0;
 		const char *detail = NULL;
-		if (o->kmsg && kmsg_scan(&km)) {
-			snprintf(why, sizeof(why), "kernel log: %s", km.cls);
-			detail = km.text;
-			st->kernel_reports++;
-			dv = 1;
-		}
-		if (!dv && (rc = observe(&r, err, sizeof(err)))) {
-			snprintf(why, sizeof(why), "cannot read the target's file: %.400s", err);
-			dv = 1;
-		}
-		if (!dv) {
-			rc = dt_race_judge(r.cand, &r.ncand, r.s->model, r.s->nfiles, win, threads,
-					   &r.obs, order, why, sizeof(why));
-			if (rc < 0) {
-				ndiv = rc;
-				break;
-			}
-			if (rc == 0) {
-				size_t ol = (size_t)snprintf(orders, sizeof(orders), "%s\nresults:", why);
-				for (int k = 0; k < threads && ol < sizeof(orders); k++)
-					ol += (size_t)snprintf(orders + ol, sizeof(orders) - ol, " %" PRId64,
-							       r.obs.ret[k]);
-				if (ol < sizeof(orders))
-					snprintf(orders + ol, sizeof(orders) - ol, "; size %" PRId64 "\n",
-						 r.obs.size);
-				char *nl = strchr(why, '\n');
-				if (nl)
-					*nl = 0;
-				char w2[600];
-				snprintf(w2, sizeof(w2), "no serial order of the window gives the "
-					 "target's state (%s)", why);
-				snprintf(why, sizeof(why), "%.500s", w2);
-				detail = orders;
-				dv = 1;
-			} else {
-				int ident = 1;
-				for (int k = 0; k < threads; k++)
-					ident &= order[k] == k;
-				st->interleaved += !ident;
-				st->multi += r.ncand > 1;
-			}
+		int dv = check_window(o, &r, &km, win, threads, order, why, sizeof(why), orders,
+				      sizeof(orders), &detail, st);
+		if (dv < 0) {
+			ndiv = dv;
+			break;
 		}
 		if (dv) {
 			st->divergences++;
