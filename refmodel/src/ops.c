@@ -1294,87 +1294,110 @@ int rm_vfs_fallocate_check_k(enum rm_kernel k, int mode, int64_t off, int64_t le
 	return 0;
 }
 
-int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+/* ext4_insert_range() */
+static int ext4_insert(struct rm_file *f, int64_t off, int64_t len)
 {
-	f->ops++;
-	int err = rm_vfs_fallocate_check_k(f->kernel, mode, off, len, f->maxbytes);
+	int err;
+
+	if (!aligned(f, off, len))
+		return -EINVAL;
+	/* 6.12 ext4_insert_range() tests "offset >= i_size"
+	 * before s_maxbytes, 6.1 after: no difference, since
+	 * vfs_fallocate() already keeps off + len within
+	 * s_maxbytes, so with off >= size both pass */
+	if (len > f->maxbytes - f->size)
+		return -EFBIG;
+	if (off >= f->size)
+		return -EINVAL;
+	/* ext4_ext_shift_extents() refuses to move the file's
+	 * last extent (post-EOF preallocation included) past
+	 * EXT_MAX_BLOCKS.  ext4_insert_range() has grown i_size by
+	 * len before ("to avoid data loss if there is error while
+	 * shifting"), so on the kernels of erratum
+	 * RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE the -EINVAL
+	 * leaves the size grown and nothing shifted; the intended
+	 * semantics (strict) refuse the call before changing
+	 * anything. */
+	int64_t last = rm_map_end(f) / f->bs;
+	bool refuse = last > 0 && len / f->bs > (int64_t)0xffffffffLL - last;
+	if (refuse && !rm_erratum_active(f, RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE))
+		return -EINVAL;
+	/* W6: ext4_insert_range() writes back from the page
+	 * holding off to EOF, before it grows i_size */
+	err = wb_flush(f, off, INT64_MAX, false);
 	if (err)
 		return err;
-
-	if (f->profile == RM_PROFILE_EXT4) {
-		/* ext4_fallocate() */
-		if (mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
-			     RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
-			     RM_FALLOC_FL_INSERT_RANGE))
-			return -EOPNOTSUPP;	/* UNSHARE */
-		if (mode & RM_FALLOC_FL_PUNCH_HOLE) {
-			/* W6: 6.1 ext4_punch_hole() first writes back the range
-			 * when the file has dirty pages
-			 * (mapping_tagged(PAGECACHE_TAG_DIRTY)); 6.12 only
-			 * drops the page cache of the blocks it frees
-			 * (ext4_truncate_page_cache_block_range()) */
-			if (f->kernel == RM_KERNEL_6_1 && wb_any_dirty(f)) {
-				err = wb_flush(f, off, off + len, false);
-				if (err)
-					return err;
+	if (refuse) {
+		int64_t T = tree_len(f->root), old = f->size;
+		f->size += len;
+		if (T < f->size) {
+			struct rop x;
+			err = rop_open(f, T, T, &x);
+			if (err) {
+				f->size = old;
+				return err;
 			}
-			return ext4_punch(f, off, len);
+			rop_close(f, &x);
 		}
-		if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
-			return checked_collapse(f, off, len);	/* ext4_collapse_range() */
-		if (mode & RM_FALLOC_FL_INSERT_RANGE) {
-			/* ext4_insert_range() */
-			if (!aligned(f, off, len))
-				return -EINVAL;
-			/* 6.12 ext4_insert_range() tests "offset >= i_size"
-			 * before s_maxbytes, 6.1 after: no difference, since
-			 * vfs_fallocate() already keeps off + len within
-			 * s_maxbytes, so with off >= size both pass */
-			if (len > f->maxbytes - f->size)
-				return -EFBIG;
-			if (off >= f->size)
-				return -EINVAL;
-			/* ext4_ext_shift_extents() refuses to move the file's
-			 * last extent (post-EOF preallocation included) past
-			 * EXT_MAX_BLOCKS.  ext4_insert_range() has grown i_size by
-			 * len before ("to avoid data loss if there is error while
-			 * shifting"), so on the kernels of erratum
-			 * RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE the -EINVAL
-			 * leaves the size grown and nothing shifted; the intended
-			 * semantics (strict) refuse the call before changing
-			 * anything. */
-			int64_t last = rm_map_end(f) / f->bs;
-			bool refuse = last > 0 && len / f->bs > (int64_t)0xffffffffLL - last;
-			if (refuse && !rm_erratum_active(f, RM_ERRATUM_EXT4_INSERT_EINVAL_GROWS_SIZE))
-				return -EINVAL;
-			/* W6: ext4_insert_range() writes back from the page
-			 * holding off to EOF, before it grows i_size */
-			err = wb_flush(f, off, INT64_MAX, false);
+		return -EINVAL;
+	}
+	return do_insert(f, off, len);
+}
+
+/* ext4_fallocate(), after vfs_fallocate()'s checks */
+static int ext4_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	int err;
+
+	if (mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_PUNCH_HOLE |
+		     RM_FALLOC_FL_COLLAPSE_RANGE | RM_FALLOC_FL_ZERO_RANGE |
+		     RM_FALLOC_FL_INSERT_RANGE))
+		return -EOPNOTSUPP;	/* UNSHARE */
+	if (mode & RM_FALLOC_FL_PUNCH_HOLE) {
+		/* W6: 6.1 ext4_punch_hole() first writes back the range
+		 * when the file has dirty pages
+		 * (mapping_tagged(PAGECACHE_TAG_DIRTY)); 6.12 only
+		 * drops the page cache of the blocks it frees
+		 * (ext4_truncate_page_cache_block_range()) */
+		if (f->kernel == RM_KERNEL_6_1 && wb_any_dirty(f)) {
+			err = wb_flush(f, off, off + len, false);
 			if (err)
 				return err;
-			if (refuse) {
-				int64_t T = tree_len(f->root), old = f->size;
-				f->size += len;
-				if (T < f->size) {
-					struct rop x;
-					int err = rop_open(f, T, T, &x);
-					if (err) {
-						f->size = old;
-						return err;
-					}
-					rop_close(f, &x);
-				}
-				return -EINVAL;
-			}
-			return do_insert(f, off, len);
 		}
-		if (mode & RM_FALLOC_FL_ZERO_RANGE)
-			return ext4_zero(f, mode, off, len);
-		return do_alloc(f, mode, off, len);
+		return ext4_punch(f, off, len);
 	}
+	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
+		return checked_collapse(f, off, len);	/* ext4_collapse_range() */
+	if (mode & RM_FALLOC_FL_INSERT_RANGE)
+		return ext4_insert(f, off, len);
+	if (mode & RM_FALLOC_FL_ZERO_RANGE)
+		return ext4_zero(f, mode, off, len);
+	return do_alloc(f, mode, off, len);
+}
 
-	/* xfs_file_fallocate(); the bytes profile follows it with 1-byte
-	 * allocation units */
+/* xfs_insert_file_space(), with xfs_file_fallocate()'s checks of it */
+static int xfs_insert(struct rm_file *f, int64_t off, int64_t len)
+{
+	if (!aligned(f, off, len))
+		return -EINVAL;
+	if (f->maxbytes - f->size < len)
+		return -EFBIG;
+	if (off >= f->size)
+		return -EINVAL;
+	/* W7: xfs_prepare_shift() flushes from the block before off */
+	int err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), max64(f->bs, PAGE_SZ)),
+			   INT64_MAX, false);
+	if (err)
+		return err;
+	return do_insert(f, off, len);
+}
+
+/* xfs_file_fallocate(), after vfs_fallocate()'s checks; the bytes profile
+ * follows it with 1-byte allocation units */
+static int xfs_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	int err;
+
 	if (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_ZERO_RANGE |
 		    RM_FALLOC_FL_COLLAPSE_RANGE)) {
 		/* W7: xfs_flush_unmap_range() over the range rounded out to
@@ -1392,26 +1415,24 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 		return xfs_punch(f, off, len);
 	if (mode & RM_FALLOC_FL_COLLAPSE_RANGE)
 		return checked_collapse(f, off, len);
-	if (mode & RM_FALLOC_FL_INSERT_RANGE) {
-		if (!aligned(f, off, len))
-			return -EINVAL;
-		if (f->maxbytes - f->size < len)
-			return -EFBIG;
-		if (off >= f->size)
-			return -EINVAL;
-		/* W7: xfs_prepare_shift() flushes from the block before off */
-		err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), max64(f->bs, PAGE_SZ)),
-			       INT64_MAX, false);
-		if (err)
-			return err;
-		return do_insert(f, off, len);
-	}
+	if (mode & RM_FALLOC_FL_INSERT_RANGE)
+		return xfs_insert(f, off, len);
 	/* xfs_alloc_file_space() (zero, allocate, unshare) sets
 	 * XFS_DIFLAG_PREALLOC on every pass of its loop */
 	f->xfs_prealloc = true;
 	if (mode & RM_FALLOC_FL_ZERO_RANGE)
 		return xfs_zero(f, mode, off, len);
 	return do_alloc(f, mode, off, len);
+}
+
+int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
+{
+	f->ops++;
+	int err = rm_vfs_fallocate_check_k(f->kernel, mode, off, len, f->maxbytes);
+	if (err)
+		return err;
+	return f->profile == RM_PROFILE_EXT4 ? ext4_fallocate(f, mode, off, len)
+					     : xfs_fallocate(f, mode, off, len);
 }
 
 /* ---------- lseek ---------- */
