@@ -46,6 +46,18 @@ static struct xattr *xattr_find(struct node *n, const char *name)
 	return NULL;
 }
 
+/* The attribute name of n, for reading or removing it: 0 and *out, or
+ * -errno (xattr_ns_ok()'s, -ENODATA when n has none of that name). */
+static int xattr_lookup(struct node *n, const char *name, struct xattr **out)
+{
+	int err = xattr_ns_ok(name);
+
+	if (err)
+		return err;
+	*out = xattr_find(n, name);
+	return *out ? 0 : -ENODATA;
+}
+
 /* A new, empty attribute called name at the end of n's array. */
 static struct xattr *xattr_add(struct node *n, const char *name)
 {
@@ -226,12 +238,9 @@ int xattr_get(struct node *n, const char *name, void *buf, size_t size,
 		free(mb.buf);
 		return err;
 	}
-	err = xattr_ns_ok(name);
+	err = xattr_lookup(n, name, &x);
 	if (err)
 		return err;
-	x = xattr_find(n, name);
-	if (!x)
-		return -ENODATA;
 	return copy_out(x->value, x->size, buf, size, len);
 }
 
@@ -301,12 +310,9 @@ int xattr_remove(struct node *n, const char *name)
 	size_t i;
 	int err;
 
-	err = xattr_ns_ok(name);
+	err = xattr_lookup(n, name, &x);
 	if (err)
 		return err;
-	x = xattr_find(n, name);
-	if (!x)
-		return -ENODATA;
 	i = (size_t)(x - n->xattrs);
 	n->xattr_bytes -= x->size + strlen(x->name) + 1;
 	free(x->name);
