@@ -930,15 +930,24 @@ int dt_x_pread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct 
 	return read_compare(x, op, mr, tr, opno, d);
 }
 
+/* The bytes a mapped op touches, [off, off + *n) clipped to the model's
+ * EOF (dt_mapped_len()), once the target's size is the model's: mapped I/O
+ * past the target's EOF is a SIGBUS, so a size that differs is a
+ * divergence (its DV_ code), not a crash; else 0. */
+static int mapped_len(struct dt_exec *x, const struct dt_op *op, uint64_t opno,
+		      struct dt_div *d, size_t *n)
+{
+	*n = (size_t)dt_mapped_len(op->off, op->len, rm_size(x->s->model[op->file]));
+	return *n ? check_size(x, op->file, op, opno, d) : DV_NONE;
+}
+
 int dt_x_mread(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	int i = op->file, rc;
 	struct rm_file *m = x->s->model[i];
-	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+	size_t n;
 
-	/* mapped I/O past the target's EOF is a SIGBUS: a size that
-	 * differs is a divergence, not a crash */
-	if (n && (rc = check_size(x, i, op, opno, d)))
+	if ((rc = mapped_len(x, op, opno, d, &n)))
 		return rc;
 	/* mapped I/O is clipped to [0, EOF) (dt_mapped_len()): with nothing
 	 * left there is no call, so no EINVAL for a negative offset either,
@@ -952,9 +961,9 @@ int dt_x_mwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 {
 	int i = op->file, rc;
 	struct rm_file *m = x->s->model[i];
-	size_t n = (size_t)dt_mapped_len(op->off, op->len, rm_size(m));
+	size_t n;
 
-	if (n && (rc = check_size(x, i, op, opno, d)))	/* (see dt_x_mread()) */
+	if ((rc = mapped_len(x, op, opno, d, &n)))
 		return rc;
 	fill_pattern(x->mbuf, n, op->pat);
 	int64_t lo = op->off, hi = op->off;
