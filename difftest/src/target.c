@@ -684,6 +684,16 @@ static int fs_init(struct dt_target *t, const char *spec, const char *prof, char
 	t->full = t->has_cfg && t->cfg.free > 0;
 	if (t->full && (rc = fill_fs(t, err, errn)))
 		return rc;
+	/* A store through a mapping has no return value to carry ENOSPC:
+	 * ext4 and XFS raise SIGBUS from the page fault (ext4_page_mkwrite(),
+	 * iomap_page_mkwrite() reserving delalloc blocks), FUSE learns it
+	 * only at write-back (fuse_writepage_end() -> mapping_set_error()),
+	 * and the bytes never reach the server: the op's data is lost with
+	 * no answer an op could check.  Found on a full rangeshift-fusefs. */
+	if (t->full && !(t->disabled & DT_KBIT(DT_MWRITE))) {
+		t->disabled |= DT_KBIT(DT_MWRITE);
+		add_note(t, "free=: mwrite off (a page fault's ENOSPC is SIGBUS or a lost write-back); ");
+	}
 	if (!t->mopts.maxbytes)
 		t->mopts.maxbytes = rm_profile_maxbytes(t->mopts.profile, t->mopts.blocksize);
 	/* A full unmount/mount needs root, our own mount point and an on-disk
