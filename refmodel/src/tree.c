@@ -292,6 +292,16 @@ static struct node *spine_close(struct spine *sp)
 	return child;
 }
 
+/* The three lines of a node's segments (a node is 256 bytes, 64-aligned). */
+_Static_assert(sizeof(struct node) == 256, "node_prefetch_segs() fetches 4 lines");
+static inline void node_prefetch_segs(const struct node *t)
+{
+	const char *c = (const char *)t;
+	__builtin_prefetch(c + 64);
+	__builtin_prefetch(c + 128);
+	__builtin_prefetch(c + 192);
+}
+
 /* Node-boundary split of the whole tree t (no node is cut): nodes ending
  * before a go to *l, nodes starting after b to *r, the rest (the nodes
  * overlapping [a, b] plus the neighbours at a-1 and b) to *m.
@@ -320,15 +330,27 @@ static void split3(struct node *t, int64_t a, int64_t b,
 	*m = t;
 	if (t) {
 		/* t is the root of *m: split its left subtree by "ends before
-		 * a" and its right one by "starts after b" */
+		 * a" and its right one by "starts after b".  The descent read
+		 * only the first line of each node; the segments of the nodes
+		 * of *m are read next (flatten_to()), so their lines are
+		 * fetched now, under the spine work. */
 		struct spine ML = { NULL, false }, MR = { NULL, true };
 		int64_t q = p + tree_len(t->l) + t->own_len;	/* end of t's segments */
+		node_prefetch_segs(t);
 		struct node *u = t->l;
-		while (u)
-			u = spine_take(p + tree_len(u->l) + u->own_len < a ? &L : &ML, u, &p);
+		while (u) {
+			bool in = p + tree_len(u->l) + u->own_len >= a;
+			if (in)
+				node_prefetch_segs(u);
+			u = spine_take(in ? &ML : &L, u, &p);
+		}
 		u = t->r;
-		while (u)
-			u = spine_take(q + tree_len(u->l) <= b ? &MR : &R, u, &q);
+		while (u) {
+			bool in = q + tree_len(u->l) <= b;
+			if (in)
+				node_prefetch_segs(u);
+			u = spine_take(in ? &MR : &R, u, &q);
+		}
 		t->l = spine_close(&ML);
 		t->r = spine_close(&MR);
 		augment(t);
