@@ -1190,6 +1190,63 @@ static int check_window(const struct ropts *o, struct rsess *r, struct kmsg *km,
 	return 0;
 }
 
+/* The next window's ops into win: a replayed log's window, after the
+ * log's serial ops, or threads generated ones; each fallocate's FUSE front
+ * noted for the judge.  0, or -EIO when the serial ops of a replayed log
+ * diverge already (said on stderr). */
+static int next_window(struct rsess *r, struct dt_target *t, struct wgen *g,
+		       const struct rlog_in *replay, int threads, unsigned char *buf,
+		       const char *spec, struct dt_op *win)
+{
+	if (replay) {
+		char why[4096] = "";
+		if (replay_serial(r, replay, buf, why, sizeof(why))) {
+			fprintf(stderr, "difftest: %s: the serial ops diverge already: %s\n", spec,
+				why);
+			return -EIO;
+		}
+		memcpy(win, replay->l.v + replay->l.nserial, sizeof(*win) * (size_t)threads);
+	} else {
+		for (int k = 0; k < threads; k++)
+			gen_op(g, rm_size(r->cand[0]), &win[k]);
+	}
+	for (int k = 0; k < threads; k++)
+		r->obs.front[k] = dt_kind_is_falloc(win[k].kind)
+			? dt_t_fuse_front(t, dt_kind_mode(&win[k]), win[k].off, win[k].len) : 0;
+	return 0;
+}
+
+/* The target, its session (files and models) and the thread pool, with
+ * DT_MAX_IO bytes of buffer: 0, or -errno (said on stderr) with nothing
+ * left open. */
+static int race_open(const char *spec, int threads, struct dt_target *t, struct rsess *r,
+		     struct pool *pool, unsigned char **buf)
+{
+	char err[1024];
+
+	*buf = malloc(DT_MAX_IO);
+	if (!*buf)
+		return -ENOMEM;
+	if (dt_target_init(t, spec, "race", err, sizeof(err))) {
+		fprintf(stderr, "difftest: target %s: %s\n", spec, err);
+		free(*buf);
+		return -EINVAL;
+	}
+	if (sess_open(r, t, *buf, err, sizeof(err))) {
+		fprintf(stderr, "difftest: %s: %s\n", spec, err);
+		dt_target_fini(t);
+		free(*buf);
+		return -EIO;
+	}
+	if (pool_start(pool, r->s, threads)) {
+		sess_close(r);
+		dt_target_fini(t);
+		free(*buf);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Windows on one target.  Returns divergences found (>= 0) or -errno. */
 static int64_t race_target(const struct ropts *o, const char *spec, struct rstats *st,
 			   const struct rlog_in *replay, int loops)
@@ -1198,38 +1255,21 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 	struct rsess r;
 	struct pool pool;
 	struct kmsg km = { .fd = -1 };
-	char err[1024], why[4096], orders[4200], dir[PATH_MAX + 128];
-	unsigned char *buf = malloc(DT_MAX_IO);
+	char why[4096], orders[4200], dir[PATH_MAX + 128];
+	unsigned char *buf;
 	int64_t ndiv = 0;
 	int threads = replay ? replay->threads : o->threads;
+	int rc = race_open(spec, threads, &t, &r, &pool, &buf);
 
-	if (!buf)
-		return -ENOMEM;
-	if (dt_target_init(&t, spec, "race", err, sizeof(err))) {
-		fprintf(stderr, "difftest: target %s: %s\n", spec, err);
-		free(buf);
-		return -EINVAL;
-	}
-	if (sess_open(&r, &t, buf, err, sizeof(err))) {
-		fprintf(stderr, "difftest: %s: %s\n", spec, err);
-		dt_target_fini(&t);
-		free(buf);
-		return -EIO;
-	}
+	if (rc)
+		return rc;
 	if (replay)
 		r.src = replay->src;
 	struct wgen g = { .disabled = t.disabled, .bs = rm_blocksize(r.s->model[0]),
 			  .srcsize = r.src.len };
-	uint64_t seed = o->seed;
-	g.rng = seed ^ 0x7261636573ULL;	/* "races" */
+	g.rng = o->seed ^ 0x7261636573ULL;	/* "races" */
 	if (o->kmsg)
 		kmsg_open(&km);
-	if (pool_start(&pool, r.s, threads)) {
-		sess_close(&r);
-		dt_target_fini(&t);
-		free(buf);
-		return -ENOMEM;
-	}
 	double t0 = now();
 	uint64_t nwin = replay ? (uint64_t)loops : o->windows;
 	int since_reset = 0;
@@ -1247,22 +1287,11 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 			}
 			since_reset = 1;
 		}
-		if (replay) {
-			if (replay_serial(&r, replay, buf, why, sizeof(why))) {
-				fprintf(stderr, "difftest: %s: the serial ops diverge already: %s\n",
-					spec, why);
-				ndiv = -EIO;
-				break;
-			}
-			memcpy(win, replay->l.v + replay->l.nserial, sizeof(*win) * (size_t)threads);
-		} else {
-			for (int k = 0; k < threads; k++)
-				gen_op(&g, rm_size(r.cand[0]), &win[k]);
+		if (next_window(&r, &t, &g, replay, threads, buf, spec, win)) {
+			ndiv = -EIO;
+			break;
 		}
-		for (int k = 0; k < threads; k++)
-			r.obs.front[k] = dt_kind_is_falloc(win[k].kind)
-				? dt_t_fuse_front(&t, dt_kind_mode(&win[k]), win[k].off, win[k].len) : 0;
-		int rc = pool_run(&pool, win, o->timeout);
+		rc = pool_run(&pool, win, o->timeout);
 		if (rc == -ETIMEDOUT)
 			hang(o, &r, &km, spec, w, (uint64_t)ndiv + 1, win, threads, st);
 		st->windows++;
@@ -1284,10 +1313,8 @@ static int64_t race_target(const struct ropts *o, const char *spec, struct rstat
 			ndiv++;
 			write_div(o, &r, spec, (uint64_t)ndiv, win, threads, why, detail, dir,
 				  sizeof(dir));
-			fprintf(stderr, "difftest: %s: window %" PRIu64 ": %s\n  reproducer: %s/race.log\n",
-				spec, w, why, dir);
-			if (detail)
-				fprintf(stderr, "%s", detail);
+			fprintf(stderr, "difftest: %s: window %" PRIu64 ": %s\n  reproducer: %s/race.log\n%s",
+				spec, w, why, dir, detail ? detail : "");
 			if (sess_reset(&r))
 				break;
 			since_reset = 1;
