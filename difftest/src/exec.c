@@ -1046,7 +1046,10 @@ static int nospace_falloc(struct dt_exec *x, const struct dt_op *op, struct rm_f
 		div_set(d, DV_RET, i, opno, op, "the model refuses the punch of an XFS zero range");
 		return DV_RET;
 	}
+	/* the prefix's last block may hold the range's end: ext4 caps the
+	 * size at offset + len (epos = new_size) */
 	int64_t p = b > a ? target_prefix(x, i, a, b) : a;
+	p = p < end ? p : end;
 	int pmode = xfs ? RM_FALLOC_FL_KEEP_SIZE : mode & RM_FALLOC_FL_KEEP_SIZE;
 	if (p > off && rm_fallocate(m, pmode, off, p - off)) {
 		div_set(d, DV_RET, i, opno, op, "the model refuses the allocated prefix [%" PRId64
