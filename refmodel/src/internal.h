@@ -79,6 +79,11 @@ struct aug {
 };
 
 #define RM_CHUNK 8	/* segments per tree node */
+/* Written neighbours (data and zeros) of the same state are copied into one
+ * buffer while together they are at most this long (rop_close()): without
+ * it, n one-byte writes into one block leave n segments there, and every
+ * later write to the block, which opens the whole block, walks them all. */
+#define RM_COALESCE_BYTES 4096
 
 /* The iterator hands out segments as it.cur->s. */
 struct ent {

@@ -536,6 +536,45 @@ static bool mergeable(const struct seg *p, const struct seg *q)
 	return true;
 }
 
+/* Copy the written neighbours p and s (p just before s, s ending at
+ * s_end) into one buffer when they are small together, so that a block
+ * holds few segments however many small writes it took.  Zeros become
+ * stored zero bytes only inside EOF (stored data never lies past it:
+ * rm_check()).  false when they stay apart (also when out of memory:
+ * coalescing is only an economy). */
+static bool coalesce_small(const struct rm_file *f, struct seg *p, struct seg *s, int64_t s_end)
+{
+	bool pw = p->kind == K_DATA || p->kind == K_ZERO;
+	bool sw = s->kind == K_DATA || s->kind == K_ZERO;
+	if (!pw || !sw || (p->kind != K_DATA && s->kind != K_DATA) ||
+	    p->may != s->may || p->wb != s->wb || p->len + s->len > RM_COALESCE_BYTES ||
+	    (p->kind == K_ZERO || s->kind == K_ZERO ? s_end > f->size : false))
+		return false;
+	size_t n = (size_t)(p->len + s->len);
+	struct rm_buf *b = malloc(sizeof(*b) + n);
+	if (!b)
+		return false;
+	b->refs = 1;
+	b->len = n;
+	const struct seg *part[2] = { p, s };
+	size_t at = 0;
+	for (int k = 0; k < 2; k++) {
+		size_t len = (size_t)part[k]->len;
+		if (part[k]->kind == K_DATA)
+			memcpy(b->data + at, part[k]->buf->data + part[k]->boff, len);
+		else
+			memset(b->data + at, 0, len);
+		at += len;
+	}
+	v_drop_seg(p);
+	v_drop_seg(s);
+	p->kind = K_DATA;
+	p->buf = b;
+	p->boff = 0;
+	p->len = (int64_t)n;
+	return true;
+}
+
 void rop_close(struct rm_file *f, struct rop *x)
 {
 	struct segvec *v = &f->vec;
@@ -544,7 +583,8 @@ void rop_close(struct rm_file *f, struct rop *x)
 	/* normalise and coalesce */
 	size_t o = 0;
 	const bool bytes = f->profile == RM_PROFILE_BYTES, wt = f->write_through;
-	for (size_t i = 0; i < v->n; i++) {
+	int64_t pos = base;	/* where v->v[i] starts (its length never changes below) */
+	for (size_t i = 0; i < v->n; pos += v->v[i].len, i++) {
 		/* in place: o <= i, and segments are copied only when
 		 * something before them was dropped or merged */
 		struct seg *s = &v->v[i];
@@ -568,6 +608,8 @@ void rop_close(struct rm_file *f, struct rop *x)
 			v_drop_seg(s);
 			continue;
 		}
+		if (o && coalesce_small(f, &v->v[o - 1], s, pos + s->len))
+			continue;
 		if (o != i)
 			v->v[o] = *s;
 		o++;
