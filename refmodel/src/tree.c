@@ -897,6 +897,8 @@ static uint32_t wbc_rec(struct wbc *c, struct node *t, int64_t base, const struc
 	for (;;) {
 		int64_t ll = tree_len(t->l);
 		uint32_t cleared = 0;
+		if (t->own_wb)
+			node_prefetch_segs(t);	/* read below, after the left subtree */
 		if (wbc_in(c, t->l, base))
 			cleared = wbc_rec(c, t->l, base, pa, t);
 		int64_t p = base + ll;
