@@ -265,6 +265,41 @@ static int try_order(const struct rm_file *s, struct rm_file *const *others, int
 	return rc;
 }
 
+/* Does every mapped write's page fault (item n + k) come before its copy
+ * (item tidx[k]) in the order p of nitems items? */
+static int faults_first(const int *p, int nitems, int n, const int *tidx, int nt)
+{
+	for (int k = 0; k < nt; k++) {
+		int pf = -1, pc = -1;
+		for (int i = 0; i < nitems; i++) {
+			if (p[i] == n + k)
+				pf = i;
+			if (p[i] == tidx[k])
+				pc = i;
+		}
+		if (pf >= pc)
+			return 0;
+	}
+	return 1;
+}
+
+/* A line "order 1 0 a: W" appended to why for an order p that gives
+ * another state (W its first difference): ops by index, the fault of
+ * mapped write k as 'a' + k. */
+static void note_order(char *why, size_t whyn, const int *p, int nitems, int n, const char *w)
+{
+	size_t l = strlen(why);
+	char ord[2 * (DT_RACE_MAXT + 2) + 1];
+
+	if (l + 1 >= whyn)
+		return;
+	for (int i = 0; i < nitems; i++) {
+		ord[2 * i] = (char)(p[i] < n ? '0' + p[i] : 'a' + p[i] - n);
+		ord[2 * i + 1] = i + 1 < nitems ? ' ' : 0;
+	}
+	snprintf(why + l, whyn - l, "%sorder %s: %s", l ? "\n" : "", ord, w);
+}
+
 int dt_race_judge(struct rm_file **cand, int *ncand, struct rm_file *const *others, int nfiles,
 		  const struct dt_op *ops, int n, const struct dt_race_obs *obs, int *order,
 		  char *why, size_t whyn)
@@ -294,19 +329,7 @@ int dt_race_judge(struct rm_file **cand, int *ncand, struct rm_file *const *othe
 			p[i] = i;
 		do {
 			struct rm_file *out = NULL;
-			int ok = 1;
-			/* a fault comes before its copy */
-			for (int k = 0; k < nt && ok; k++) {
-				int pf = -1, pc = -1;
-				for (int i = 0; i < nitems; i++) {
-					if (p[i] == n + k)
-						pf = i;
-					if (p[i] == tidx[k])
-						pc = i;
-				}
-				ok = pf < pc;
-			}
-			if (!ok)
+			if (!faults_first(p, nitems, n, tidx, nt))
 				continue;
 			w[0] = 0;
 			rc = try_order(cand[c], others, nfiles, ops, p, n, tidx, nitems, obs, &rv, buf,
@@ -315,16 +338,8 @@ int dt_race_judge(struct rm_file **cand, int *ncand, struct rm_file *const *othe
 				break;
 			if (rc == 0) {
 				/* every order's first difference, from the first state */
-				size_t l = strlen(why);
-				if (c == 0 && l + 1 < whyn) {
-					char ord[2 * (DT_RACE_MAXT + 2) + 1];
-					for (int i = 0; i < nitems; i++) {
-						/* fault of mapped write k: 'a' + k */
-						ord[2 * i] = (char)(p[i] < n ? '0' + p[i] : 'a' + p[i] - n);
-						ord[2 * i + 1] = i + 1 < nitems ? ' ' : 0;
-					}
-					snprintf(why + l, whyn - l, "%sorder %s: %s", l ? "\n" : "", ord, w);
-				}
+				if (c == 0)
+					note_order(why, whyn, p, nitems, n, w);
 				continue;
 			}
 			if (!matches++)	/* the ops' order, faults left out */
