@@ -78,6 +78,43 @@ static int scan_not_data(void *ctx, const struct rm_run *run)
 	return run->state != RM_DATA;	/* 1 stops the walk */
 }
 
+struct zero_scan {
+	int64_t eof_block_end;	/* end of the block holding the old EOF */
+	int64_t end;		/* end of the last range zeroing writes */
+};
+
+static int scan_zeroed(void *ctx, const struct rm_run *run)
+{
+	struct zero_scan *z = ctx;
+	if (run->state == RM_DATA)
+		z->end = run->off + run->len;
+	else if (run->state == RM_DELALLOC && run->off < z->eof_block_end)
+		z->end = run->off + run->len < z->eof_block_end ? run->off + run->len
+								 : z->eof_block_end;
+	return 0;
+}
+
+/*
+ * O6, 6.1: the size the zeroing of [size, off) leaves before a direct write
+ * at off past EOF.  xfs_file_write_checks() calls xfs_zero_range() there;
+ * iomap_zero_iter() skips holes and unwritten extents, writes zeros into
+ * written ones and into a delayed allocation of the EOF block
+ * (xfs_buffered_write_iomap_begin() turns one past it into an unwritten
+ * extent for IOMAP_ZERO), and 6.1's iomap_write_end() raises i_size to the
+ * end of every range it wrote.  The direct write's own size update then
+ * fails (O6), so that size is the one that stays.  6.12 raises i_size in
+ * iomap_write_iter() only: zeroing leaves it.  The cached view, as at the
+ * call (before the direct write's own write-back).
+ */
+static int64_t dio_zeroed_size(const struct rm_file *f, int64_t off)
+{
+	if (f->kernel != RM_KERNEL_6_1 || off <= f->size)
+		return f->size;
+	struct zero_scan z = { .eof_block_end = rup(f->size, f->bs), .end = f->size };
+	(void)rm_walk_cached(f, rdown(f->size, f->bs), off, scan_zeroed, &z);
+	return z.end < off ? (z.end > f->size ? z.end : f->size) : off;
+}
+
 /*
  * O6 (erratum RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE): does a direct
  * write of n bytes at off, about to succeed, leave the size as it is?
@@ -91,7 +128,7 @@ static int scan_not_data(void *ctx, const struct rm_run *run)
  * only takes the "offset + size > i_size" path, which is right.  FUSE
  * (align 1) sends the write to its server: not XFS.
  */
-static bool dio_keeps_size(const struct rm_file *f, int64_t off, int64_t n, uint32_t align)
+static bool dio_top_write(const struct rm_file *f, int64_t off, int64_t n, uint32_t align)
 {
 	if (align == 1 || !rm_erratum_active(f, RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE))
 		return false;
@@ -99,10 +136,14 @@ static bool dio_keeps_size(const struct rm_file *f, int64_t off, int64_t n, uint
 		return false;			/* -EFBIG */
 	n = imin(n, f->maxbytes - off);	/* generic_write_check_limits() */
 	/* rup() saturates at INT64_MAX exactly for the block ending at 2^63 */
-	if (off + n <= f->size || rup(off + n, f->bs) != INT64_MAX)
-		return false;
+	return off + n > f->size && rup(off + n, f->bs) == INT64_MAX;
+}
+
+static bool dio_keeps_size(const struct rm_file *f, int64_t off, int64_t n, uint32_t align)
+{
 	/* the range's blocks, the last one ending at 2^63 */
-	return rm_walk(f, rdown(off, f->bs), INT64_MAX, scan_not_data, NULL) == 1;
+	return dio_top_write(f, off, n, align) &&
+	       rm_walk(f, rdown(off, f->bs), INT64_MAX, scan_not_data, NULL) == 1;
 }
 
 /* O3: ext4 allocated the first mapping before iomap refused it. */
@@ -143,7 +184,8 @@ static void fn_may_unwritten(struct seg *s)
  *     is kept (wider than direct I/O needs).
  *  O6 XFS on the kernels of erratum RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE:
  *     an extending write over a hole or unwritten block whose last block
- *     ends at 2^63 is written, and the size stays (dio_keeps_size()).
+ *     ends at 2^63 is written, and the size stays (dio_keeps_size()) as
+ *     the zeroing before the write left it (6.1: dio_zeroed_size()).
  */
 ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off,
 		      uint32_t align)
@@ -187,6 +229,8 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		}
 		return -EINVAL;
 	}
+	/* O6: what the zeroing before the write leaves (cached view) */
+	int64_t zsize = dio_top_write(f, off, n, align) ? dio_zeroed_size(f, off) : f->size;
 	/* O5: the range written back first (what is dirty around the data
 	 * in its pages), the data written past the page cache: clean */
 	if (off < f->maxbytes) {
@@ -194,7 +238,6 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		if (err0)
 			return err0;
 	}
-	int64_t old_size = f->size;
 	bool keep = dio_keeps_size(f, off, n, align);
 	ssize_t r = rm_pwrite(f, buf, len, off);
 	if (r <= 0)
@@ -203,8 +246,8 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 	if (!err && f->profile != RM_PROFILE_BYTES)
 		err = for_segs(f, rdown(off, f->bs), rup(off + r, f->bs), fn_written);
 	if (!err && keep) {	/* O6 */
-		f->size = old_size;
-		err = for_segs(f, old_size, rup(off + r, f->bs), fn_zero_data);
+		f->size = zsize;
+		err = for_segs(f, zsize, rup(off + r, f->bs), fn_zero_data);
 	}
 	return err ? err : r;
 }

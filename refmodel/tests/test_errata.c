@@ -187,6 +187,28 @@ static void test_erratum_xfs_dio_write_ending_at_2_63_keeps_size(void **st)
 		assert_true(rm_size(f) == DIO_END - K);
 		rm_file_free(f);
 
+		/* a written or delayed EOF block: 6.1's zeroing before the
+		 * write (xfs_file_write_checks() -> xfs_zero_range()) raises
+		 * the size to the block's end in iomap_write_end(), and that
+		 * size stays; 6.12's zeroing leaves the size */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_pwrite(f, buf, 100, 0), 100);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		chk(f);
+		assert_true(rm_size(f) == (ks[i] == RM_KERNEL_6_1 ? K : 100));
+		assert_int_equal(rm_pread(f, rd, sizeof(rd), 90), ks[i] == RM_KERNEL_6_1 ? 16 : 10);
+		assert_int_equal(rd[9], 0x5a);
+		if (ks[i] == RM_KERNEL_6_1)
+			assert_int_equal(rd[10], 0);	/* the zeroed tail */
+		rm_file_free(f);
+		/* an unwritten EOF block is skipped by the zeroing */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_fallocate(f, 0, 0, 100), 0);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 512), K);
+		chk(f);
+		assert_true(rm_size(f) == 100);
+		rm_file_free(f);
+
 		/* FUSE (no alignment rule) sends it to its server: no erratum */
 		f = mk(RM_PROFILE_XFS, ks[i], 0);
 		assert_int_equal(rm_dio_pwrite(f, buf, K, DIO_OFF, 1), K);

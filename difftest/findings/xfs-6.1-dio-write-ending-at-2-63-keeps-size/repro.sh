@@ -8,6 +8,17 @@
 set -u
 DIR=${1:-/mnt/xfs}
 XFS_IO=${XFS_IO:-xfs_io}
+# needs configuration xfs: mkfs.xfs -b size=4096 DEV; mount -t xfs DEV DIR
+# REPRO_DEV=DEV sh repro.sh DIR makes that file system on DEV (erasing it)
+# and mounts it on DIR first
+if [ -n "${REPRO_DEV:-}" ]; then
+	umount "$DIR" 2>/dev/null; mkdir -p "$DIR"
+	mkfs.xfs -f -q -b size=4096 "$REPRO_DEV" && mount -t xfs "$REPRO_DEV" "$DIR" ||
+		{ echo "repro.sh: making xfs on $REPRO_DEV failed" >&2; exit 2; }
+fi
+if [ "$(stat -f -c %S "$DIR")" != 4096 ]; then
+	echo "repro.sh: $DIR has $(stat -f -c %S "$DIR")-byte blocks; this needs xfs (give REPRO_DEV)" >&2; exit 2
+fi
 F0="$DIR/difftest-repro-f0"
 rm -f "$F0"; : > "$F0"
 remount() {
