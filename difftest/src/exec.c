@@ -1039,7 +1039,8 @@ static int nospace_falloc(struct dt_exec *x, const struct dt_op *op, struct rm_f
 
 	/* rangeshift-fusefs reserves the space an op needs before applying
 	 * it (fusefs/src/node.c reserve()): there ENOSPC changes nothing */
-	if (dt_target_is_fuse(x->s->t))
+	int fuse = dt_target_is_fuse(x->s->t);
+	if (fuse)
 		b = a;
 	else if ((mode & RM_FALLOC_FL_ZERO_RANGE) &&
 	    rm_fallocate(m, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE, off, len)) {
@@ -1073,9 +1074,11 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	/* a request the FUSE kernel refuses never reaches the model */
 	int64_t mr = dt_t_fuse_front(s->t, mode, off, len);
 
-	/* free=: fallocate's allocating modes keep a snapshot (N3, N4) */
+	/* free=: fallocate's allocating modes keep a snapshot (N3, N4; a
+	 * fusefs zero range too: the server changes nothing on ENOSPC) */
 	int alloc = !(mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_ZERO_RANGE)) &&
-		    (!(mode & RM_FALLOC_FL_ZERO_RANGE) || s->t->mopts.profile == RM_PROFILE_XFS);
+		    (!(mode & RM_FALLOC_FL_ZERO_RANGE) || s->t->mopts.profile == RM_PROFILE_XFS ||
+		     dt_target_is_fuse(s->t));
 	struct rm_file *snap = mr == 0 && alloc ? snapshot(x, i) : NULL;
 
 	if (mr == 0)
