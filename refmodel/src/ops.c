@@ -975,8 +975,23 @@ static int64_t ext4_punch_end(const struct rm_file *f, int64_t off, int64_t len)
 static int ext4_punch(struct rm_file *f, int64_t off, int64_t len)
 {
 	int64_t end = ext4_punch_end(f, off, len);
+	if (end < off && (off & (f->bs - 1))) {
+		/* D-DT13: 6.1 past the indirect-block limit (off > max_length,
+		 * off < i_size): length = max_length - offset is negative and
+		 * nothing is removed, but ext4_zero_partial_blocks() still
+		 * zeroes the start's partial block to its end
+		 * (ext4_block_zero_page_range() turns the negative length into
+		 * the rest of the block). */
+		struct rop x;
+		int err = ext4_zo_open(f, rdown(off, f->bs), rup(off, f->bs), true, true, &x);
+		if (err)
+			return err;
+		zero_partial(f, &x, off, rup(off, f->bs));
+		rop_close(f, &x);
+		return 0;
+	}
 	if (end <= off)
-		return 0;	/* 6.1 computes a negative length here; see report */
+		return 0;
 	int64_t s = rup(off, f->bs), e = rdown(end, f->bs);
 	struct rop x;
 	int err = ext4_zo_open(f, rdown(off, f->bs), rup(end, f->bs), true, true, &x);
