@@ -84,6 +84,11 @@ struct aug {
  * it, n one-byte writes into one block leave n segments there, and every
  * later write to the block, which opens the whole block, walks them all. */
 #define RM_COALESCE_BYTES 4096
+/* Zeros join them only when an operation's range holds more than this many
+ * segments: a small write into a new block keeps its own buffer (copying
+ * it with the zeros around it into 4 KiB cost a third of the mixed-op
+ * time). */
+#define RM_COALESCE_SEGS (2 * RM_CHUNK)
 
 /* The iterator hands out segments as it.cur->s. */
 struct ent {

@@ -539,16 +539,18 @@ static bool mergeable(const struct seg *p, const struct seg *q)
 /* Copy the written neighbours p and s (p just before s, s ending at
  * s_end) into one buffer when they are small together, so that a block
  * holds few segments however many small writes it took.  Zeros become
- * stored zero bytes only inside EOF (stored data never lies past it:
- * rm_check()).  false when they stay apart (also when out of memory:
- * coalescing is only an economy). */
-static bool coalesce_small(const struct rm_file *f, struct seg *p, struct seg *s, int64_t s_end)
+ * stored zero bytes only when the caller says (zeros: a crowded range)
+ * and only inside EOF (stored data never lies past it: rm_check()).
+ * false when they stay apart (also when out of memory: coalescing is
+ * only an economy). */
+static bool coalesce_small(const struct rm_file *f, struct seg *p, struct seg *s, int64_t s_end,
+			   bool zeros)
 {
 	bool pw = p->kind == K_DATA || p->kind == K_ZERO;
 	bool sw = s->kind == K_DATA || s->kind == K_ZERO;
 	if (!pw || !sw || (p->kind != K_DATA && s->kind != K_DATA) ||
 	    p->may != s->may || p->wb != s->wb || p->len + s->len > RM_COALESCE_BYTES ||
-	    (p->kind == K_ZERO || s->kind == K_ZERO ? s_end > f->size : false))
+	    (p->kind == K_ZERO || s->kind == K_ZERO ? !zeros || s_end > f->size : false))
 		return false;
 	size_t n = (size_t)(p->len + s->len);
 	struct rm_buf *b = malloc(sizeof(*b) + n);
@@ -584,6 +586,8 @@ void rop_close(struct rm_file *f, struct rop *x)
 	size_t o = 0;
 	const bool bytes = f->profile == RM_PROFILE_BYTES, wt = f->write_through;
 	int64_t pos = base;	/* where v->v[i] starts (its length never changes below) */
+	/* zeros become stored bytes only where the range has grown crowded */
+	const bool crowded = v->n > RM_COALESCE_SEGS;
 	for (size_t i = 0; i < v->n; pos += v->v[i].len, i++) {
 		/* in place: o <= i, and segments are copied only when
 		 * something before them was dropped or merged */
@@ -608,7 +612,7 @@ void rop_close(struct rm_file *f, struct rop *x)
 			v_drop_seg(s);
 			continue;
 		}
-		if (o && coalesce_small(f, &v->v[o - 1], s, pos + s->len))
+		if (o && coalesce_small(f, &v->v[o - 1], s, pos + s->len, crowded))
 			continue;
 		if (o != i)
 			v->v[o] = *s;
