@@ -466,7 +466,7 @@ static int64_t pick_off(struct dt_gen *g, const struct rm_file *f, int64_t size)
 		return (int64_t)rnd(g, (uint64_t)(span / bs) + 1) * bs;
 	case 30 ... 44: {	/* around EOF */
 		int64_t d = (int64_t)rnd(g, 3) * bs + (chance(g, 30) ? (int64_t)rnd(g, 9) - 4 : 0);
-		int64_t o = chance(g, 50) ? rm_sat_add(size, d) : size - d;
+		int64_t o = chance(g, 50) ? rm_sat_add(size, d) : rm_sat_add(size, -d);
 		return o < 0 ? 0 : o;
 	}
 	case 45 ... 64: {	/* an existing extent boundary, +- a little */
