@@ -1357,12 +1357,20 @@ int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, str
 	/* FUSE with async direct I/O (libfuse's default): a write the server
 	 * shortens (at its s_maxbytes; FUSE's own is MAX_LFS_FILESIZE, so the
 	 * kernel does not shorten it first) is -EIO (fuse_get_res_by_io():
-	 * io->bytes set on a write), and fuse_direct_IO() then truncates an
-	 * extending write back to the old size (fuse_do_truncate()) */
+	 * io->bytes set on a write); one the server refuses (-EFBIG at or
+	 * past its s_maxbytes) keeps its error.  Either way fuse_direct_IO()
+	 * then truncates an extending write back to the old size
+	 * (fuse_do_truncate()), and a truncate to the same size drops the
+	 * blocks past EOF where the profile's setattr does (ext4_setattr()):
+	 * a refused write loses the file's preallocation. */
 	int64_t want = (int64_t)n < DT_MAX_IO ? (int64_t)n : DT_MAX_IO;
-	if (mr > 0 && mr < want && dt_target_is_fuse(x->s->t)) {
-		mr = -EIO;
-		if (op->off + want > old && (rc = rm_truncate(m, old)) < 0)
+	int fuse_trunc = 0;
+	if (dt_target_is_fuse(x->s->t) && op->off >= 0 &&
+	    ((mr > 0 && mr < want) || mr == -EFBIG)) {
+		if (mr > 0)
+			mr = -EIO;
+		fuse_trunc = rm_sat_add(op->off, want) > old;
+		if (fuse_trunc && (rc = rm_truncate(m, old)) < 0)
 			return rc;
 	}
 	int64_t tr = dt_t_dio_pwrite(x->s, i, x->mbuf, n, op->off);
@@ -1371,7 +1379,7 @@ int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, str
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
 		return rc;
-	if ((mr == -EINVAL || mr == -EIO) && op->off >= 0) {
+	if ((mr == -EINVAL || mr == -EIO || fuse_trunc) && op->off >= 0) {
 		int64_t bs = rm_blocksize(m);
 		if ((rc = check_size(x, i, op, opno, d)))
 			return rc;
