@@ -222,7 +222,11 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		int64_t a = rdown(off, bs);
 		if (a < size) {
 			int64_t e = imin(rup(off + n, bs), rup(size, bs));
-			int err = for_segs(f, a, imin(e, tree_len(f->root)), fn_may_unwritten);
+			/* to e, not to the tree's end: a tree that ends
+			 * inside the EOF block (a pure hole up to an unaligned
+			 * size) is padded (rop_open()), so the latitude covers
+			 * whole blocks (rm_check(): aligned boundaries) */
+			int err = for_segs(f, a, e, fn_may_unwritten);
 			if (err)
 				return err;
 		}

@@ -140,6 +140,20 @@ static void test_dio_o3_ext4_misaligned_write(void **state)
 	assert_int_equal(may, RM_HOLE);
 	assert_int_equal(rm_size(f), 8 * K);
 	rm_file_free(f);
+
+	/* a file that is one hole up to an unaligned size: the EOF block
+	 * takes the latitude whole, so an allocation after it leaves
+	 * aligned boundaries (found by difftest: rm_check() failed on the
+	 * next fallocate) */
+	f = mk(RM_PROFILE_EXT4);
+	assert_int_equal(rm_truncate(f, 3 * K + 100), 0);
+	assert_int_equal(rm_dio_pwrite(f, buf, K, 2 * K + 100, 512), -EINVAL);
+	chk(f);
+	assert_int_equal(st_may(f, 3 * K + 200, &may), RM_HOLE);
+	assert_int_equal(may, RM_HOLE | RM_UNWRITTEN);
+	assert_int_equal(rm_fallocate(f, 0, 5 * K, K), 0);
+	chk(f);
+	rm_file_free(f);
 }
 
 /* O4: a misaligned read fails only where a misaligned edge lies in a
