@@ -278,7 +278,7 @@ static void test_nospace(void **state)
 static void test_observer_free(void **state)
 {
 	(void)state;
-	assert_int_equal(run("-t model:ext4 -t model:xfs -N 3000 -S 5 --no-map-sync -q"), 0);
+	assert_int_equal(run("-t model:ext4 -t model:xfs -t model:bytes -N 3000 -S 5 --no-map-sync -q"), 0);
 	assert_true(file_has("out/report.json", "\"map_sync\": 0,"));
 	assert_int_equal(run("-t model:xfs -N 2000 -S 5 -q"), 0);
 	assert_true(file_has("out/report.json", "\"map_sync\": 1,"));
