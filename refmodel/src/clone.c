@@ -210,6 +210,21 @@ int remap_checks(const struct rm_file *src, int64_t soff, const struct rm_file *
  * block-rounded source range replaces the destination range block by
  * block (see map_may()), and the size becomes max(size, doff + len).
  */
+static int state_of(void *ctx, const struct rm_run *run)
+{
+	*(unsigned *)ctx = run->state;
+	return 1;
+}
+
+/* Whether iomap_zero_range() writes zeros into the EOF block: the data
+ * fork maps it delayed or written (the cached view's state). */
+static bool eof_block_zeroed(const struct rm_file *f)
+{
+	unsigned st = RM_HOLE;
+	rm_walk_cached(f, f->size - 1, f->size, state_of, &st);
+	return st == RM_DELALLOC || st == RM_DATA;
+}
+
 static int clone_core(struct rm_file *dst, const struct rm_file *src,
 		      int64_t soff, int64_t doff, int64_t len, struct rm_file *wsrc)
 {
@@ -254,8 +269,18 @@ static int clone_core(struct rm_file *dst, const struct rm_file *src,
 		return 0;
 	if (wsrc) {
 		/* W11: xfs_reflink_remap_prep() -> xfs_flush_unmap_range() of
-		 * the destination, from its EOF when doff lies past it */
+		 * the destination, from its EOF when doff lies past it.  6.1:
+		 * xfs_reflink_zero_posteof() first zeroes the EOF block's tail
+		 * when that block is delalloc or written (iomap_zero_iter()
+		 * skips holes and unwritten extents), and iomap_write_end()
+		 * moves i_size to the end of the zeroed block, so the flush
+		 * starts after it and the EOF block stays dirty (measured in
+		 * QEMU; since 6.11 zeroing leaves i_size alone: 6.12's
+		 * iomap_write_iter() updates it, iomap_write_end() no more) */
 		int64_t r = bs > 4096 ? bs : 4096, from = imin(doff, dst->size);
+		if (doff > dst->size && (dst->size % bs) && dst->kernel == RM_KERNEL_6_1 &&
+		    eof_block_zeroed(dst))
+			from = rup(dst->size, bs);
 		int werr = wb_flush(dst, rdown(from, r), doff + count, false);
 		if (werr)
 			return werr;

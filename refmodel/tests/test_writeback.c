@@ -500,6 +500,40 @@ static void test_w11_clone_writes_back(void **st)
 	}
 }
 
+/* W11, a clone past EOF: the destination is flushed from its EOF; on 6.1
+ * from the end of a delayed or written EOF block, which the zeroing of
+ * xfs_reflink_zero_posteof() has put inside i_size, so it stays dirty
+ * (measured in QEMU, 6.1.192 and a 6.18 host) */
+static void test_w11_clone_past_eof(void **st)
+{
+	(void)st;
+	for (int ki = 0; ki < 2; ki++) {
+		struct rm_file *s = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
+		struct rm_file *d = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
+		wr(s, 0, 4 * K);
+		unsigned char b[K + 100];
+		memset(b, 0x64, sizeof(b));
+		assert_int_equal(rm_pwrite(d, b, sizeof(b), K), (ssize_t)sizeof(b));
+		assert_int_equal(rm_clone_range_wb(d, s, 0, 8 * K, K), 0);
+		chk(d);
+		if (kerns[ki] == RM_KERNEL_6_1) {
+			assert_cached(d, K, RM_DELALLOC, DELA);
+			assert_cached(d, 2 * K, RM_DELALLOC, DELA);
+		} else {
+			assert_int_equal(cached_at(d, 2 * K).state, RM_DATA);
+		}
+		/* an EOF block that is a hole is not zeroed: flushed from EOF */
+		struct rm_file *h = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
+		assert_int_equal(rm_truncate(h, K + 100), 0);
+		assert_int_equal(rm_clone_range_wb(h, s, 0, 8 * K, K), 0);
+		chk(h);
+		assert_int_equal(cached_at(h, K).state, RM_HOLE);
+		rm_file_free(s);
+		rm_file_free(d);
+		rm_file_free(h);
+	}
+}
+
 /* XFS speculative preallocation past EOF is delalloc in the cached view */
 static void test_xfs_m1_cached_delalloc(void **st)
 {
@@ -718,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_writeback_range),
 		cmocka_unit_test(test_w10_mwrite),
 		cmocka_unit_test(test_w11_clone_writes_back),
+		cmocka_unit_test(test_w11_clone_past_eof),
 		cmocka_unit_test(test_xfs_m1_cached_delalloc),
 		cmocka_unit_test(test_bytes_never_dirty),
 		cmocka_unit_test(test_random_sequences_with_writeback),
