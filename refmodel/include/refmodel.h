@@ -26,7 +26,7 @@
  * ext4 zeroed-and-dirtied partial unwritten blocks) are listed with their
  * kernel functions at the top of src/ops.c.  What FIEMAP shows before
  * write-back (dirty page-cache blocks, delayed allocation) is a second
- * view, rm_walk_cached() below (rules W1-W12 in refmodel/RULES.md).
+ * view, rm_walk_cached() below (rules W1-W13 in refmodel/RULES.md).
  *
  * Cost: the map is a piece table in an augmented balanced tree (a treap,
  * see src/internal.h) keyed by implicit byte offset, so insert, collapse,
@@ -343,7 +343,7 @@ int rm_walk(const struct rm_file *f, int64_t start, int64_t end,
  * past EOF exist).  Useful as the `end` of a whole-file walk. */
 int64_t rm_map_end(const struct rm_file *f);
 
-/* ---- Write-back: the cached view (refmodel/RULES.md W1-W12) ----
+/* ---- Write-back: the cached view (refmodel/RULES.md W1-W13) ----
  *
  * Every call above answers as after write-back (what FIEMAP_FLAG_SYNC
  * shows).  Besides, each block knows whether its pages are dirty in the

@@ -267,6 +267,12 @@ static int clone_core(struct rm_file *dst, const struct rm_file *src,
 		return -EINVAL;
 	if (count == 0)
 		return 0;
+	/* xfs_reflink_remap_prep() -> xfs_reflink_set_inode_flag(): both
+	 * files are reflink inodes from here on (the const source of
+	 * rm_clone_range() is left as it is) */
+	dst->xfs_reflink = true;
+	if (wsrc)
+		wsrc->xfs_reflink = true;
 	if (wsrc) {
 		/* W11: xfs_reflink_remap_prep() -> xfs_flush_unmap_range() of
 		 * the destination, from its EOF when doff lies past it.  6.1:

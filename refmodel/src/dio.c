@@ -209,6 +209,12 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		f->ops++;
 		return -EINVAL;
 	}
+	/* O7: on a reflink inode xfs_file_dio_write_unaligned() bounces a
+	 * write that is not block aligned with -ENOTBLK (xfs_is_cow_inode():
+	 * "can't unshare a partial block") before anything else, and
+	 * xfs_file_write_iter() does it buffered */
+	if (f->profile == RM_PROFILE_XFS && f->xfs_reflink && ((off | n) & (f->bs - 1)))
+		return rm_pwrite(f, buf, len, off);
 	if (mis && f->profile == RM_PROFILE_EXT4) {		/* O3 */
 		f->ops++;
 		if (off >= f->maxbytes)

@@ -132,6 +132,9 @@ struct rm_file {
 	uint64_t fsyncs, ops;
 	bool pending;		/* some segment may carry MAY_PENDING */
 	bool xfs_prealloc;	/* XFS_DIFLAG_PREALLOC: xfs_alloc_file_space() ran */
+	bool xfs_reflink;	/* XFS_DIFLAG2_REFLINK: a clone or dedupe shared
+				 * blocks with it (xfs_reflink_set_inode_flag());
+				 * only unshare clears it, and the model keeps it */
 	bool write_through;	/* rm_opts.write_through (always in the bytes profile) */
 	bool anywb;		/* some segment may carry write-back state (wb) */
 };

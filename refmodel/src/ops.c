@@ -1580,6 +1580,15 @@ static void seg_view(const struct rm_file *f, const struct seg *s, bool cached,
 			/* M1 speculative preallocation is delalloc until
 			 * write-back converts it */
 			m |= RM_DELALLOC;
+		if ((s->wb & WB_DELALLOC) && f->xfs_reflink)
+			/* W13: on a reflink inode a write over a hole that a
+			 * CoW fork reservation covers (cowextsize rounds it
+			 * out from shared blocks nearby) is delayed in the
+			 * CoW fork, which FIEMAP does not show: a hole until
+			 * write-back remaps it (xfs_buffered_write_iomap_begin()
+			 * goto found_cow; xfs_read_iomap_begin() maps the data
+			 * fork) */
+			m |= RM_HOLE;
 		m |= st;
 	}
 	*state = st;

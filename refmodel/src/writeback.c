@@ -5,7 +5,7 @@
  * rm_fdatasync(), rm_sync_file_range()) and rm_dirty_bytes().  The cached
  * view itself (rm_walk_cached(), rm_fiemap_cached()) is in ops.c beside
  * rm_walk(), and the write-back that operations do on their own
- * (wb_flush()) beside the operations.  Rules W1-W12: refmodel/RULES.md.
+ * (wb_flush()) beside the operations.  Rules W1-W13: refmodel/RULES.md.
  */
 #include "internal.h"
 

@@ -156,6 +156,36 @@ static void test_dio_o3_ext4_misaligned_write(void **state)
 	rm_file_free(f);
 }
 
+/* O7: a write aligned to the sector but not to the block is direct on an
+ * XFS file, buffered (dirty pages, no write-back) once the file is a
+ * reflink inode; a block-aligned one stays direct. */
+static void test_dio_o7_xfs_reflink_bounce(void **state)
+{
+	(void)state;
+	struct rm_file *f = mk(RM_PROFILE_XFS), *g = mk(RM_PROFILE_XFS);
+	wr(f, 0, 4 * K, 'a');
+	wr(g, 0, 4 * K, 'b');
+	assert_int_equal(rm_fsync(f), 0);
+	assert_int_equal(rm_fsync(g), 0);
+	memset(buf, 'c', 2 * K);
+	assert_int_equal(rm_dio_pwrite(f, buf, 512, 512, 512), 512);
+	assert_int_equal(rm_dirty_bytes(f), 0);
+	/* g shares f's blocks: both are reflink inodes now */
+	assert_int_equal(rm_clone_range_wb(g, f, 0, 0, 2 * K), 0);
+	assert_int_equal(rm_dio_pwrite(f, buf, 512, 2 * K + 512, 512), 512);
+	chk(f);
+	assert_int_equal(rm_dirty_bytes(f), K);
+	assert_int_equal(rm_dio_pwrite(g, buf, 1024, 3 * K, 512), 1024);
+	assert_int_equal(rm_dirty_bytes(g), K);
+	assert_int_equal(rm_dio_pwrite(g, buf, 2 * K, 0, 512), 2 * K);
+	assert_int_equal(rm_dirty_bytes(g), K);	/* aligned: direct */
+	unsigned char r[512];
+	assert_int_equal(rm_pread(f, r, 512, 2 * K + 512), 512);
+	assert_memory_equal(r, buf, 512);
+	rm_file_free(f);
+	rm_file_free(g);
+}
+
 /* O4: a misaligned read fails only where a misaligned edge lies in a
  * written block; at or past EOF it is 0 first; the answer is clipped at
  * EOF. */
@@ -238,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_dio_o5_write_exactly_written),
 		cmocka_unit_test(test_dio_o2_xfs_misaligned_write),
 		cmocka_unit_test(test_dio_o3_ext4_misaligned_write),
+		cmocka_unit_test(test_dio_o7_xfs_reflink_bounce),
 		cmocka_unit_test(test_dio_o4_read),
 		cmocka_unit_test(test_dio_o4_read_latitude),
 	};

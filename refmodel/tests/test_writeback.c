@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_writeback.c - the write-back rules (refmodel/RULES.md W1-W12): the
+ * test_writeback.c - the write-back rules (refmodel/RULES.md W1-W13): the
  * cached view (rm_walk_cached(), rm_fiemap_cached()) of dirty blocks over
  * holes, unwritten and written blocks, every operation over dirty ranges,
  * and the calls that write back (fsync, fdatasync, sync_file_range,
@@ -484,10 +484,10 @@ static void test_w11_clone_writes_back(void **st)
 		assert_int_equal(rm_clone_range_wb(d, s, K, K, 2 * K), 0);
 		chk(s);
 		chk(d);
-		assert_cached(s, 0, RM_DELALLOC, DELA);
+		assert_cached(s, 0, RM_DELALLOC, DELA | RM_HOLE);	/* W13: a reflink inode now */
 		assert_cached(s, K, RM_DATA, RM_DATA);
 		assert_cached(d, K, RM_DATA, RM_DATA);
-		assert_cached(d, 3 * K, RM_DELALLOC, DELA);
+		assert_cached(d, 3 * K, RM_DELALLOC, DELA | RM_HOLE);
 		/* refused by generic_remap_checks(): nothing written back */
 		wr(s, 0, 4 * K);
 		assert_int_equal(rm_clone_range_wb(d, s, 100, K, K), -EINVAL);
@@ -517,11 +517,18 @@ static void test_w11_clone_past_eof(void **st)
 		assert_int_equal(rm_clone_range_wb(d, s, 0, 8 * K, K), 0);
 		chk(d);
 		if (kerns[ki] == RM_KERNEL_6_1) {
-			assert_cached(d, K, RM_DELALLOC, DELA);
-			assert_cached(d, 2 * K, RM_DELALLOC, DELA);
+			assert_cached(d, K, RM_DELALLOC, DELA | RM_HOLE);
+			assert_cached(d, 2 * K, RM_DELALLOC, DELA | RM_HOLE);
 		} else {
 			assert_int_equal(cached_at(d, 2 * K).state, RM_DATA);
 		}
+		/* W13: d is a reflink inode now: a delayed block may be in
+		 * the CoW fork, a hole to FIEMAP */
+		unsigned char z[K];
+		memset(z, 1, sizeof(z));
+		assert_int_equal(rm_pwrite(d, z, K, 20 * K), K);
+		assert_cached(d, 20 * K, RM_DELALLOC, DELA | RM_HOLE);
+		assert_cached(s, 0, RM_DATA, RM_DATA);
 		/* an EOF block that is a hole is not zeroed: flushed from EOF */
 		struct rm_file *h = mk(RM_PROFILE_XFS, kerns[ki], K, 0);
 		assert_int_equal(rm_truncate(h, K + 100), 0);
