@@ -13,6 +13,8 @@
  *     the call fails ("fallocate: Invalid argument");
  *   - every file's size, and its MD5 when the file is at most
  *     DT_FSTEST_MD5_MAX bytes (reading more takes too long);
+ *   - the bytes each pread of the log returns (at most
+ *     DT_FSTEST_DUMP_MAX), as "pread -q -v" dumps them;
  *   - for a map divergence, each block of the divergence's range (at most
  *     64) checked against the states the model allows there (FIEMAP, with
  *     the kernel's latitude: the golden line says "as the model allows");
@@ -32,6 +34,7 @@
 
 #define DT_FSTEST_MD5_MAX	(64LL << 20)
 #define DT_FSTEST_MAP_BLOCKS	64
+#define DT_FSTEST_DUMP_MAX	4096
 
 /* What the kernel answers for fallocate(2) on a rangeshift-fusefs file
  * before the server sees it (dt_t_fuse_front()): a target that looks
@@ -267,6 +270,24 @@ static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
 		fprintf(t, "f%d=$SCRATCH_MNT/file%d\ntouch $f%d\n", i, i, i);
 }
 
+/* A read's bytes, as "pread -q -v" dumps them (at most DT_FSTEST_DUMP_MAX
+ * from its offset): files too large for an MD5 still have their data
+ * checked where the log reads it.  The golden lines are rmcmd's, which
+ * prints what xfs_io prints. */
+static void dump_read(FILE *t, FILE *o, struct rm_file *f, const struct dt_op *op, int64_t ret)
+{
+	char cmd[128];
+	struct rmcmd_session s;
+	int64_t n = ret < DT_FSTEST_DUMP_MAX ? ret : DT_FSTEST_DUMP_MAX;
+
+	snprintf(cmd, sizeof(cmd), "pread -q -v %" PRId64 " %" PRId64, op->off, n);
+	fprintf(t, "$XFS_IO_PROG -c \"%s\" $f%d\n", cmd, op->file);
+	rmcmd_session_init(&s, f, "file", o, o);
+	fflush(o);
+	rmcmd_run(&s, cmd);
+	fflush(o);
+}
+
 /* The ops: each run in the test, its expected output from the model m. */
 static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		      struct rm_file *const *m, unsigned char *buf)
@@ -308,6 +329,8 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		fprintf(o, "op %zu: %s\n", j + 1, line);
 		if (ret < 0 && pn)
 			fprintf(o, "%s: %s\n", pn, strerror((int)-ret));
+		if (op->kind == DT_PREAD && ret > 0)
+			dump_read(t, o, m[op->file], op, ret);
 	}
 }
 

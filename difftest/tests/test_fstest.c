@@ -107,6 +107,30 @@ static void test_fsck_and_remount_and_map_checks(void **st)
 	free(o);
 }
 
+/* A read's bytes are checked: "pread -q -v" in the test, the model's
+ * bytes in xfs_io's dump format in the golden output, at most 4 KiB. */
+static void test_pread_dumps_the_model_bytes(void **st)
+{
+	(void)st;
+	static const char *const l[] = { "f0 truncate 9223372036854710271",
+					 "f0 pwrite -S 0x62 2097152 65536",
+					 "f0 finsert 1048576 4096", "f0 pread 2101248 16",
+					 "f0 pread 0 65536", NULL };
+	struct dt_fstest_in in = { .source = "ops.log", .target = "xfs",
+				   .profile = RM_PROFILE_XFS, .blocksize = 4096, .nfiles = 1,
+				   .ops = ops, .n = parse(l) };
+	char *t, *o, err[256];
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), 0);
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -c \"pread -q -v 2101248 16\" $f0\n"));
+	assert_non_null(strstr(o, "op 4: f0 pread 2101248 16\n00201000:  62 62 62 62 62 62 62 62 "
+				  "62 62 62 62 62 62 62 62  bbbbbbbbbbbbbbbb\n"));
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -c \"pread -q -v 0 4096\" $f0\n"));
+	assert_non_null(strstr(o, "00000ff0:  00 00"));
+	assert_null(strstr(o, "00001000:"));
+	free(t);
+	free(o);
+}
+
 static void test_fusefs_front_and_generic_dir(void **st)
 {
 	(void)st;
@@ -217,6 +241,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ext4_erratum_golden_output_is_the_strict_model),
 		cmocka_unit_test(test_fsck_and_remount_and_map_checks),
+		cmocka_unit_test(test_pread_dumps_the_model_bytes),
 		cmocka_unit_test(test_fusefs_front_and_generic_dir),
 		cmocka_unit_test(test_direct_writes),
 		cmocka_unit_test(test_bad_input_refused),
