@@ -1059,10 +1059,11 @@ static int xfs_punch(struct rm_file *f, int64_t off, int64_t len)
 static bool page_dirty_outside(const struct rm_file *f, int64_t p, int64_t s, int64_t e)
 {
 	bool dirty = false;
+	int64_t pe = p > INT64_MAX - PAGE_SZ ? INT64_MAX : p + PAGE_SZ;
 	struct it it;
 	it_init(&it, f->root, p);
-	for (; it_valid(&it) && it.cur_start < p + PAGE_SZ && !dirty; it_next(&it)) {
-		int64_t a = max64(it.cur_start, p), b = min64(it.cur_start + it.cur->s.len, p + PAGE_SZ);
+	for (; it_valid(&it) && it.cur_start < pe && !dirty; it_next(&it)) {
+		int64_t a = max64(it.cur_start, p), b = min64(it.cur_start + it.cur->s.len, pe);
 		if (it.cur->s.wb && (a < s || b > e))
 			dirty = true;
 	}
@@ -1077,11 +1078,13 @@ static bool page_dirty_outside(const struct rm_file *f, int64_t p, int64_t s, in
  * unwritten after the call, written after fsync). */
 static int ext4_zero_dirty_pages(struct rm_file *f, int64_t s, int64_t e)
 {
-	for (int64_t p = rdown(s, PAGE_SZ); p < e; p += PAGE_SZ) {
+	/* only the pages at the two ends hold blocks outside [s, e) */
+	int64_t first = rdown(s, PAGE_SZ), last = rdown(e - 1, PAGE_SZ);
+	for (int64_t p = first; p <= last; p = p == first && last > first ? last : INT64_MAX) {
 		if (!page_dirty_outside(f, p, s, e))
 			continue;
 		struct rop x;
-		int64_t a = max64(p, s), b = min64(p + PAGE_SZ, e);
+		int64_t a = max64(p, s), b = min64(p > INT64_MAX - PAGE_SZ ? INT64_MAX : p + PAGE_SZ, e);
 		int err = rop_open(f, a, b, &x);
 		if (err)
 			return err;
