@@ -440,7 +440,7 @@ struct dt_opts {
 	int map_sync;		/* --map-sync: every map check writes back (the old discipline) */
 };
 /* The discipline without --map-sync / --no-map-sync. */
-#define DT_MAP_SYNC_DEFAULT	1
+#define DT_MAP_SYNC_DEFAULT	0
 
 struct dt_exec {
 	struct dt_session *s;

@@ -209,8 +209,9 @@ static void test_strict_and_emit_fstest(void **state)
 	refused("--emit-fstest x", "takes one op log");
 	refused("--emit-fstest x a.log b.log", "takes one op log");
 	/* the op stream of the default mix before fsx's other ops joined
-	 * it: its log holds a mode word xfs_io cannot issue (below) */
-	assert_int_equal(run("-t faulty:wrong-errno:ext4 -N 2000 --strict -q --no-shrink "
+	 * it and before the observer-free default: its log holds a mode
+	 * word xfs_io cannot issue (below) */
+	assert_int_equal(run("-t faulty:wrong-errno:ext4 -N 2000 --strict -q --no-shrink --map-sync "
 			     "--weights dio_write=0,dio_read=0,copy_range=0,dedupe=0 "
 			     "--max-div 1"), 1);
 	assert_true(file_has("out/report.json", "\"strict\": 1,"));
@@ -280,8 +281,9 @@ static void test_observer_free(void **state)
 	(void)state;
 	assert_int_equal(run("-t model:ext4 -t model:xfs -t model:bytes -N 3000 -S 5 --no-map-sync -q"), 0);
 	assert_true(file_has("out/report.json", "\"map_sync\": 0,"));
+	/* the default discipline is observer-free */
 	assert_int_equal(run("-t model:xfs -N 2000 -S 5 -q"), 0);
-	assert_true(file_has("out/report.json", "\"map_sync\": 1,"));
+	assert_true(file_has("out/report.json", "\"map_sync\": 0,"));
 	assert_int_equal(run("-t faulty:flaky -N 3000 -S 1 --no-map-sync -q --max-div 1"), 1);
 	assert_true(file_has("out/div-faulty_flaky-1/ops.log", "\n# map-sync: 0\n"));
 	assert_true(file_has("out/div-faulty_flaky-1/ops.log", " fiemap "));
