@@ -1446,6 +1446,13 @@ int dt_x_copy_range(struct dt_exec *x, const struct dt_op *op, uint64_t opno, st
 	int64_t old = rm_size(s->model[i]);
 	int64_t mr = dt_copy_loop(s->model[i], s->model[op->src], op->soff, op->off, op->len,
 				  s->t->copy_flags);
+	/* FUSE: vfs_copy_file_range() checks the destination against FUSE's
+	 * own s_maxbytes (MAX_LFS_FILESIZE, generic_write_check_limits()),
+	 * not the server's; with nothing to copy (the source range at or past
+	 * its EOF) it answers 0 before the server sees the call */
+	if (mr == -EFBIG && dt_target_is_fuse(s->t) && op->soff >= 0 && op->off >= 0 &&
+	    op->soff >= rm_size(s->model[op->src]))
+		mr = 0;
 	int64_t tr = dt_t_copy_range(s, i, op->src, op->soff, op->off, op->len);
 	count(x, op->kind, tr);
 	if (out_of_space(mr, tr))
