@@ -151,6 +151,23 @@ static bool dio_keeps_size(const struct rm_file *f, int64_t off, int64_t n, uint
 }
 
 /* O3: ext4 allocated the first mapping before iomap refused it. */
+static void fn_may_hole(struct seg *s)
+{
+	s->may |= RM_HOLE;
+}
+
+/* Whether a block of [a, b) has pages not yet written back. */
+static bool dirty_in(const struct rm_file *f, int64_t a, int64_t b)
+{
+	bool dirty = false;
+	struct it it;
+	it_init(&it, f->root, a);
+	for (; it_valid(&it) && it.cur_start < b && !dirty; it_next(&it))
+		dirty = it.cur->s.wb != 0;
+	it_done(&it);
+	return dirty;
+}
+
 static void fn_may_unwritten(struct seg *s)
 {
 	if (s->may & RM_HOLE)
@@ -233,6 +250,17 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 			 * size) is padded (rop_open()), so the latitude covers
 			 * whole blocks (rm_check(): aligned boundaries) */
 			int err = for_segs(f, a, e, fn_may_unwritten);
+			if (err)
+				return err;
+		}
+		if (off + n <= size && dirty_in(f, off + n, size)) {
+			/* ext4_dio_write_checks() compares off + count with
+			 * i_disksize, which stays below i_size while delayed
+			 * writes past the write are not written back; then
+			 * ext4_handle_inode_extension() ->
+			 * ext4_truncate_failed_write() drops the blocks past
+			 * EOF: they may be holes (measured in QEMU, 6.1) */
+			int err = for_segs(f, rup(size, bs), tree_len(f->root), fn_may_hole);
 			if (err)
 				return err;
 		}

@@ -141,6 +141,26 @@ static void test_dio_o3_ext4_misaligned_write(void **state)
 	assert_int_equal(rm_size(f), 8 * K);
 	rm_file_free(f);
 
+	/* not extending, but delayed writes past it keep i_disksize below
+	 * i_size: the blocks past EOF may go (ext4_dio_write_checks()'s
+	 * extend); once written back, they stay */
+	f = mk(RM_PROFILE_EXT4);
+	wr(f, 0, 4 * K, 'a');
+	assert_int_equal(rm_fallocate(f, KEEP, 4 * K, K), 0);
+	assert_int_equal(rm_dio_pwrite(f, buf, K, 100, 512), -EINVAL);
+	chk(f);
+	assert_int_equal(st_may(f, 4 * K, &may), RM_UNWRITTEN);
+	assert_int_equal(may, RM_UNWRITTEN | RM_HOLE);
+	rm_file_free(f);
+	f = mk(RM_PROFILE_EXT4);
+	wr(f, 0, 4 * K, 'a');
+	assert_int_equal(rm_fsync(f), 0);
+	assert_int_equal(rm_fallocate(f, KEEP, 4 * K, K), 0);
+	assert_int_equal(rm_dio_pwrite(f, buf, K, 100, 512), -EINVAL);
+	assert_int_equal(st_may(f, 4 * K, &may), RM_UNWRITTEN);
+	assert_int_equal(may, RM_UNWRITTEN);
+	rm_file_free(f);
+
 	/* a file that is one hole up to an unaligned size: the EOF block
 	 * takes the latitude whole, so an allocation after it leaves
 	 * aligned boundaries (found by difftest: rm_check() failed on the
