@@ -166,6 +166,11 @@ enum rm_erratum_id {
 	 * 2^63 (negative as xfs_fsize_t) for the block below MAX_LFS_FILESIZE,
 	 * and then updates neither size: the write succeeds, the size stays */
 	RM_ERRATUM_XFS_DIO_WRITE_AT_2_63_KEEPS_SIZE = 1,
+	/* iomap_dio_iter() fails a direct read with -EIO on a delalloc
+	 * mapping, also one wholly beyond EOF that the read never returns:
+	 * speculative preallocation split from the dirty range (a punch or
+	 * zero range past EOF) is not converted by the read's write-back */
+	RM_ERRATUM_XFS_DIO_READ_DELALLOC_PAST_EOF_EIO = 2,
 	RM_ERRATUM_COUNT
 };
 

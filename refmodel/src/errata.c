@@ -43,6 +43,23 @@ static const struct rm_erratum errata[RM_ERRATUM_COUNT] = {
 			   "at 2^63 succeeds and leaves the size as it was; intended: the size "
 			   "grows to the write's end",
 	},
+	[RM_ERRATUM_XFS_DIO_READ_DELALLOC_PAST_EOF_EIO] = {
+		.id = RM_ERRATUM_XFS_DIO_READ_DELALLOC_PAST_EOF_EIO,
+		.name = "xfs-dio-read-delalloc-past-eof-eio",
+		.profile = RM_PROFILE_XFS,
+		/* the same iomap_dio_iter() and xfs_read_iomap_begin() in
+		 * 6.1.192 and 6.12.118 */
+		.kernels = RM_KERNEL_BIT(RM_KERNEL_6_1) | RM_KERNEL_BIT(RM_KERNEL_6_12),
+		.upstream = "unfixed in 6.1.192, 6.12.118 and the mainline iomap_dio_iter() "
+			    "read here; the EIO on IOMAP_DELALLOC dates from ff6a9292e6f6 "
+			    "(\"iomap: implement direct I/O\"), its message from a805c111650c; "
+			    "proposed fix: kernel-patches/fixes/",
+		.tests = "test_erratum_xfs_dio_read_delalloc_past_eof_eio, "
+			 "test_strict_xfs_dio_read_delalloc_past_eof_reads",
+		.summary = "a direct read reaching past EOF over speculative preallocation that "
+			   "write-back did not convert fails with EIO; intended: the bytes up "
+			   "to EOF",
+	},
 };
 
 const struct rm_erratum *rm_errata(size_t *n)

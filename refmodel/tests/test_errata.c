@@ -248,6 +248,71 @@ static void test_strict_xfs_dio_write_ending_at_2_63_grows_size(void **st)
 	}
 }
 
+/* The finding's ops (difftest/findings/xfs-dio-read-past-eof-delalloc-eio):
+ * an extending buffered write, a zero range past EOF that splits its
+ * speculative preallocation, a direct read reaching past EOF. */
+static struct rm_file *split_prealloc(enum rm_kernel k, int strict)
+{
+	static unsigned char buf[32768];
+	memset(buf, 0x5c, sizeof(buf));
+	struct rm_file *f = mk(RM_PROFILE_XFS, k, strict);
+	assert_int_equal(rm_fallocate(f, 0, 3633152, 19050), 0);
+	assert_int_equal(rm_pwrite(f, buf, sizeof(buf), 10366976), (ssize_t)sizeof(buf));
+	assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_ZERO_RANGE, 10403840, K), 0);
+	chk(f);
+	assert_true(rm_size(f) == 10407936);
+	return f;
+}
+
+static void test_erratum_xfs_dio_read_delalloc_past_eof_eio(void **st)
+{
+	(void)st;
+	static unsigned char rd[53248];
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = split_prealloc(ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_READ_DELALLOC_PAST_EOF_EIO), 1);
+		/* the model reads the block up to EOF; the kernel may fail
+		 * the read instead (iomap_dio_iter(), IOMAP_DELALLOC) */
+		assert_int_equal(rm_dio_pread(f, rd, sizeof(rd), 10403840, 512), K);
+		assert_true(rm_dio_pread_ok(f, 10403840, sizeof(rd), 512, K));
+		assert_true(rm_dio_pread_ok(f, 10403840, sizeof(rd), 512, -EIO));
+		/* a read that ends at EOF maps nothing past it */
+		assert_false(rm_dio_pread_ok(f, 10403840, K, 512, -EIO));
+		/* another errno is still wrong */
+		assert_false(rm_dio_pread_ok(f, 10403840, sizeof(rd), 512, -EINVAL));
+		rm_file_free(f);
+
+		/* no buffered write, no speculative preallocation: past EOF
+		 * is a hole and the read must succeed */
+		f = mk(RM_PROFILE_XFS, ks[i], 0);
+		assert_int_equal(rm_fallocate(f, 0, 0, 2 * K), 0);
+		assert_int_equal(rm_dio_pread(f, rd, sizeof(rd), 0, 512), 2 * K);
+		assert_false(rm_dio_pread_ok(f, 0, sizeof(rd), 512, -EIO));
+		rm_file_free(f);
+
+		/* ext4 has no such erratum */
+		f = mk(RM_PROFILE_EXT4, ks[i], 0);
+		assert_int_equal(rm_erratum_active(f, RM_ERRATUM_XFS_DIO_READ_DELALLOC_PAST_EOF_EIO), 0);
+		rm_file_free(f);
+	}
+}
+
+static void test_strict_xfs_dio_read_delalloc_past_eof_reads(void **st)
+{
+	(void)st;
+	static unsigned char rd[53248];
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = split_prealloc(ks[i], 1);
+		assert_int_equal(rm_dio_pread(f, rd, sizeof(rd), 10403840, 512), K);
+		assert_true(rm_dio_pread_ok(f, 10403840, sizeof(rd), 512, K));
+		/* intended: the bytes up to EOF, never EIO */
+		assert_false(rm_dio_pread_ok(f, 10403840, sizeof(rd), 512, -EIO));
+		rm_file_free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +322,8 @@ int main(void)
 		cmocka_unit_test(test_strict_ext4_insert_einval_keeps_size),
 		cmocka_unit_test(test_erratum_xfs_dio_write_ending_at_2_63_keeps_size),
 		cmocka_unit_test(test_strict_xfs_dio_write_ending_at_2_63_grows_size),
+		cmocka_unit_test(test_erratum_xfs_dio_read_delalloc_past_eof_eio),
+		cmocka_unit_test(test_strict_xfs_dio_read_delalloc_past_eof_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
