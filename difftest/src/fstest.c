@@ -19,6 +19,18 @@
  *     64) checked against the states the model allows there (FIEMAP, with
  *     the kernel's latitude: the golden line says "as the model allows");
  *   - for an fsck divergence, _check_scratch_fs (fsck is the oracle).
+ *
+ * By default every op runs in an xfs_io of its own.  A file's close can
+ * change it, though (XFS frees the speculative preallocation past EOF
+ * on the close of a file with delayed writes, xfs_release()), and
+ * difftest keeps its files open for the whole run.  With
+ * --fstest-session (in->session) all ops run in one xfs_io reading its
+ * commands from a file: each scratch file is opened once buffered and
+ * once O_DIRECT, "file N" picks the descriptor, and nothing is closed
+ * before the last op.  xfs_io's stdout (the bytes reads dump) and stderr
+ * (the failed calls) are then printed one after the other, since how
+ * they interleave depends on stdio buffering; ops that close files or
+ * need a shell (remount, drop caches, reopen) and mmap ops are refused.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -59,6 +71,8 @@ static int64_t model_op(const struct dt_fstest_in *in, struct rm_file *const *m,
 		return rm_pread(m[op->file], buf, (size_t)op->len, op->off);
 	if (op->kind == DT_FSYNC)
 		return rm_fsync(m[op->file]);
+	if (op->kind == DT_DIO_READ)	/* the scratch device's 512-byte sectors */
+		return rm_dio_pread(m[op->file], buf, (size_t)op->len, op->off, 512);
 	if (dt_kind_mode(op) >= 0 && !strcmp(in->target, "fusefs") &&
 	    (err = fuse_front(dt_kind_mode(op), op->off, op->len)))
 		return err;
@@ -102,7 +116,7 @@ static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 
 	fprintf(t, "_require_scratch\n");
 	for (size_t j = 0; j < n; j++)
-		if (ops[j].kind == DT_DIO_WRITE) {
+		if (ops[j].kind == DT_DIO_WRITE || ops[j].kind == DT_DIO_READ) {
 			fprintf(t, "_require_odirect\n");
 			break;
 		}
@@ -210,6 +224,8 @@ static void write_mkfs_mount(FILE *t, const struct dt_fstest_in *in)
 
 /* Every op has an xfs_io form and a file of the test: 0, or -EINVAL with
  * the first op that does not. */
+static int session_lines(const char *cmd, FILE *t, int *direct);
+
 static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 {
 	char cmd[512], line[256];
@@ -226,8 +242,9 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 		/* another file named in the command ($F%d); or xfs_io -d but
 		 * not a direct write: the test runs every op in an xfs_io of
 		 * its own, but only writes have a model answer here */
+		int dio = in->ops[j].kind == DT_DIO_WRITE || in->ops[j].kind == DT_DIO_READ, dflag;
 		if (r == DT_XIO_NONE || od->syntax == DT_SYN_REFLINK ||
-		    ((od->flags & DT_OPF_OWNRUN) && in->ops[j].kind != DT_DIO_WRITE)) {
+		    ((od->flags & DT_OPF_OWNRUN) && !dio)) {
 			snprintf(err, errn, "op %zu (%s) has no xfs_io form an xfstests test "
 				 "can use", j + 1, line);
 			return -EINVAL;
@@ -235,10 +252,20 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 		/* the model's direct writes keep the scratch device's 512-byte
 		 * alignment (dt_model_dio_pwrite()); FUSE has no such rule */
 		const char *sub = "";
-		if (in->ops[j].kind == DT_DIO_WRITE &&
-		    (dt_fstest_subdir(in->target, &sub) || !strcmp(sub, "generic"))) {
-			snprintf(err, errn, "op %zu (%s): direct writes are emitted for ext4 "
+		if (dio && (dt_fstest_subdir(in->target, &sub) || !strcmp(sub, "generic"))) {
+			snprintf(err, errn, "op %zu (%s): direct I/O is emitted for ext4 "
 				 "and xfs only", j + 1, line);
+			return -EINVAL;
+		}
+		/* a session never closes a file and runs nothing but xfs_io */
+		if (in->session && (r != 1 || in->ops[j].kind == DT_REMOUNT ||
+				    in->ops[j].kind == DT_DROP ||
+				    ((od->flags & DT_OPF_OWNRUN) && !dio) ||
+				    strstr(cmd, "\"mmap ") != NULL || session_lines(cmd, NULL, &dflag) ||
+				    in->ops[j].kind == DT_SEEK_DATA || in->ops[j].kind == DT_SEEK_HOLE ||
+				    in->ops[j].kind == DT_FIEMAP_SYNC)) {
+			snprintf(err, errn, "op %zu (%s) cannot run in an xfs_io session "
+				 "(--fstest-session): leave the option out", j + 1, line);
 			return -EINVAL;
 		}
 	}
@@ -329,9 +356,94 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		fprintf(o, "op %zu: %s\n", j + 1, line);
 		if (ret < 0 && pn)
 			fprintf(o, "%s: %s\n", pn, strerror((int)-ret));
-		if (op->kind == DT_PREAD && ret > 0)
+		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0)
 			dump_read(t, o, m[op->file], op, ret);
 	}
+}
+
+/* The commands of an xfs_io form (`[-d ]-c "A" -c "B"`) as lines of a
+ * session's command file into t (t NULL: only parse); *direct says
+ * whether it had -d.  0, or -EINVAL
+ * for a form this parser does not know (none of dt_op_xfs_io()'s). */
+static int session_lines(const char *cmd, FILE *t, int *direct)
+{
+	const char *p = cmd;
+
+	*direct = !strncmp(p, "-d ", 3);
+	if (*direct)
+		p += 3;
+	while (*p) {
+		const char *e;
+		if (strncmp(p, "-c \"", 4) || !(e = strchr(p + 4, '"')))
+			return -EINVAL;
+		if (t)
+			fprintf(t, "%.*s\n", (int)(e - p - 4), p + 4);
+		p = e + 1;
+		while (*p == ' ')
+			p++;
+	}
+	return 0;
+}
+
+/* The ops in one xfs_io session (--fstest-session): file i is xfs_io's
+ * file 2i (buffered) and 2i + 1 (O_DIRECT), opened before the first op
+ * and closed when xfs_io exits.  The golden output is what reads dump,
+ * in order, then the failed calls' perror() lines, in order. */
+static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
+			  struct rm_file *const *m, unsigned char *buf)
+{
+	char cmd[512], line[256];
+	int cur = 0, direct;
+	size_t nerr = 0;
+	char (*errs)[96] = calloc(in->n ? in->n : 1, sizeof(*errs));
+
+	fprintf(t, "\n# The ops, in one xfs_io session: each file stays open from the\n"
+		"# first op to the last, as in difftest (closing a file can change\n"
+		"# it: xfs_release() frees post-EOF preallocation).\n"
+		"cat > $tmp.ops <<EOF\n");
+	for (int i = 0; i < in->nfiles; i++)
+		fprintf(t, "open $f%d\nopen -d $f%d\n", i, i);
+	cur = 2 * in->nfiles - 1;	/* the last file opened */
+	for (size_t j = 0; j < in->n; j++) {
+		const struct dt_op *op = &in->ops[j];
+		int64_t size = rm_size(m[op->file]);
+		dt_op_xfs_io(op, size, cmd, sizeof(cmd));
+		int64_t ret = model_op(in, m, op, buf);
+		const char *pn = dt_op_call(op);
+
+		dt_op_format(op, line, sizeof(line));
+		/* check_ops() parsed every form: session_lines() cannot fail */
+		session_lines(cmd, NULL, &direct);
+		int want = 2 * op->file + direct;
+		if (want != cur)
+			fprintf(t, "file %d\n", cur = want);
+		session_lines(cmd, t, &direct);
+		if (ret < 0 && pn && errs)
+			snprintf(errs[nerr++], sizeof(errs[0]), "%s: %s", pn, strerror((int)-ret));
+		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0) {
+			struct rmcmd_session rs;
+			int64_t n = ret < DT_FSTEST_DUMP_MAX ? ret : DT_FSTEST_DUMP_MAX;
+			snprintf(cmd, sizeof(cmd), "pread -q -v %" PRId64 " %" PRId64, op->off, n);
+			if (cur != 2 * op->file)
+				fprintf(t, "file %d\n", cur = 2 * op->file);
+			fprintf(t, "%s\n", cmd);
+			rmcmd_session_init(&rs, m[op->file], "file", o, o);
+			fflush(o);
+			rmcmd_run(&rs, cmd);
+			fflush(o);
+		}
+	}
+	fprintf(t, "EOF\n"
+		"# \"file N\" lists the open files: not output to check\n"
+		"$XFS_IO_PROG < $tmp.ops 2> $tmp.err | sed -E '/^( |\\[)[0-9]{3}( |\\]) /d'\n"
+		"echo \"failed calls:\"\n"
+		"# xfs_io built with libedit says this where there is no terminfo\n"
+		"sed -e '/^Cannot read termcap database;$/d' \\\n"
+		"    -e '/^using dumb terminal settings\\.$/d' $tmp.err\n");
+	fprintf(o, "failed calls:\n");
+	for (size_t k = 0; k < nerr; k++)
+		fprintf(o, "%s\n", errs[k]);
+	free(errs);
 }
 
 /* What the files hold: sizes, checksums, the map range, fsck. */
@@ -399,7 +511,10 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 	} else {
 		write_head(t, in, num);
 		fprintf(o, "QA output created by %03d\n", num);
-		write_ops(t, o, in, m, buf);
+		if (in->session)
+			write_session(t, o, in, m, buf);
+		else
+			write_ops(t, o, in, m, buf);
 		write_files(t, o, in, m);
 		fprintf(t, "\n# success, all done\nstatus=0\nexit\n");
 		rc = ferror(t) || ferror(o) ? -EIO : 0;

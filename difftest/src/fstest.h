@@ -23,6 +23,7 @@ struct dt_fstest_in {
 	int fsck;		/* fsck is the oracle: end with _check_scratch_fs */
 	int map_file;		/* a map divergence: file and byte range to check */
 	int64_t map_lo, map_hi;	/* map_hi <= map_lo: no map check */
+	int session;		/* one xfs_io session for all ops (--fstest-session) */
 };
 
 /* tests/ subdirectory of a target: ext4, xfs, or generic (fusefs).  0 or

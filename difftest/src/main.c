@@ -120,6 +120,10 @@ static void usage(FILE *f)
 "      --emit-fstest DIR LOG  write LOG as an xfstests test, DIR/tests/{ext4,xfs,generic}/NNN\n"
 "                         and NNN.out (NNN from 900); the golden output is the strict\n"
 "                         model's (target from LOG's header unless -t)\n"
+"      --fstest-session   with --emit-fstest: run all ops in one xfs_io that keeps\n"
+"                         every file open, as difftest does (a close can free XFS's\n"
+"                         post-EOF preallocation); no remount, drop, reopen, mmap,\n"
+"                         seek or fiemap ops then\n"
 "      --user UID:GID     run each file's ops as that caller (setfsuid/setfsgid: no\n"
 "                         CAP_FSETID, CAP_FOWNER, CAP_DAC_OVERRIDE; needs root): files\n"
 "                         owned by it or by root, with set-ID bits; st_mode is checked\n"
@@ -621,9 +625,9 @@ static int log_user(const char *log, uint32_t *uid, uint32_t *gid)
 
 /* --emit-fstest DIR LOG: the log's header (target, profile, block size,
  * what diverged) and ops into an xfstests test. */
-static int do_emit_fstest(const char *dir, const char *log, const char *tspec)
+static int do_emit_fstest(const char *dir, const char *log, const char *tspec, int session)
 {
-	struct dt_fstest_in in = { .source = log, .map_lo = 0, .map_hi = 0 };
+	struct dt_fstest_in in = { .source = log, .map_lo = 0, .map_hi = 0, .session = session };
 	char target[64] = "", prof[16] = "ext4", div[1024] = "", err[1024], path[PATH_MAX + 16];
 	struct dt_op *ops;
 	unsigned bs = 4096;
@@ -833,6 +837,7 @@ struct cli {
 	const char *expected;	/* --expected */
 	struct dt_xdiffs xd;
 	const char *emit;	/* --emit-fstest DIR */
+	int fstest_session;	/* --fstest-session */
 	int map_sync_given;	/* --map-sync or --no-map-sync was given */
 	const char *wspec[16];	/* the --weights, applied after the discipline's */
 	int nwspec;
@@ -878,6 +883,7 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, 'A' },
 	{ "user", required_argument, NULL, 'u' },
 	{ "emit-fstest", required_argument, NULL, 'e' },
+	{ "fstest-session", no_argument, NULL, 'y' },
 	{ "configs", no_argument, NULL, 'k' },
 	{ "boot-plan", no_argument, NULL, 'p' },
 	{ 0 }
@@ -1066,6 +1072,7 @@ static int other_opt(struct cli *a, int opt, const char *arg)
 	case 'I': c->no_pin = 1; return 0;
 	case 'A': c->o.strict = 1; return 0;
 	case 'e': a->emit = arg; return 0;
+	case 'y': a->fstest_session = 1; return 0;
 	case 'L': a->serial = 1; return 0;
 	case 'X': a->crash_log = arg; return 0;
 	case 'x': a->crash_log = arg; a->crash_run = 1; return 0;
@@ -1087,6 +1094,10 @@ static int check_inputs(const struct cli *a, int argc, char **argv)
 	char err[1024];
 	struct stat st;
 
+	if (a->fstest_session && !a->emit) {
+		fprintf(stderr, "difftest: --fstest-session goes with --emit-fstest DIR LOG\n");
+		return 2;
+	}
 	if (a->emit && argc - optind != 1) {
 		fprintf(stderr, "difftest: --emit-fstest DIR takes one op log (got %d)\n",
 			argc - optind);
@@ -1311,7 +1322,8 @@ int main(int argc, char **argv)
 	}
 	a.c.o.xdiff = a.xd.n ? &a.xd : NULL;
 	if (a.emit)
-		return do_emit_fstest(a.emit, argv[optind], a.ntargets ? a.targets[0] : NULL);
+		return do_emit_fstest(a.emit, argv[optind], a.ntargets ? a.targets[0] : NULL,
+				      a.fstest_session);
 	/* a replay takes the discipline of its log unless told otherwise */
 	if ((a.crash_log || a.replay) && !a.map_sync_given)
 		a.c.o.map_sync = log_map_sync(a.crash_log ? a.crash_log : a.replay);

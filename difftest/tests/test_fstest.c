@@ -174,18 +174,80 @@ static void test_direct_writes(void **st)
 			    "file0 size: 9223372036854775296\n");
 	free(t);
 	free(o);
-	static const char *const r[] = { "f0 dio_pread 0 4096", NULL };
-	in.n = parse(r);
-	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "op 1"));
-	free(t);
-	free(o);
 	in.n = parse(l);
 	in.target = "fusefs:xfs";
 	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "ext4 and xfs only"));
 	free(t);
 	free(o);
+}
+
+/* Direct reads: the strict model's answer (O4: a misaligned edge in a
+ * written block is EINVAL) and its bytes. */
+static void test_direct_reads(void **st)
+{
+	(void)st;
+	static const char *const l[] = { "f0 pwrite -S 0x41 0 8192", "f0 dio_pread 0 16384",
+					 "f0 dio_pread 100 512", NULL };
+	struct dt_fstest_in in = { .source = "ops.log", .target = "ext4",
+				   .profile = RM_PROFILE_EXT4, .blocksize = 4096, .nfiles = 1,
+				   .ops = ops, .n = parse(l) };
+	char *t, *o, err[256] = "";
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), 0);
+	assert_non_null(strstr(t, "\n_require_odirect\n"));
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -d -c \"pread -q -b 16384 0 16384\" $f0 2>&1 | "
+			       "_filter_xfs_io\n"));
+	/* the read returned 8192 (EOF): its first 4096 bytes are dumped */
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -c \"pread -q -v 0 4096\" $f0\n"));
+	assert_non_null(strstr(o, "op 2: f0 dio_pread 0 16384\n00000000:  41 41 41"));
+	assert_non_null(strstr(o, "op 3: f0 dio_pread 100 512\npread: Invalid argument\n"));
+	free(t);
+	free(o);
+}
+
+/* --fstest-session: one xfs_io, files open from the first op to the last
+ * (the finding xfs-dio-read-past-eof-delalloc-eio needs it). */
+static void test_session(void **st)
+{
+	(void)st;
+	static const char *const l[] = { "f0 falloc 3633152 19050",
+					 "f0 pwrite -S 0x5c 10366976 32768",
+					 "f0 fzero 10403840 4096", "f0 dio_pread 10403840 53248",
+					 "f1 dio_pwrite -S 0x42 100 512", NULL };
+	struct dt_fstest_in in = { .source = "ops.log", .target = "xfs",
+				   .profile = RM_PROFILE_XFS, .blocksize = 4096, .nfiles = 2,
+				   .ops = ops, .n = parse(l), .session = 1 };
+	char *t, *o, err[256] = "";
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), 0);
+	/* both descriptors of both files open before the first op; the last
+	 * one opened is current, so the first op switches */
+	assert_non_null(strstr(t, "\ncat > $tmp.ops <<EOF\nopen $f0\nopen -d $f0\nopen $f1\n"
+			       "open -d $f1\nfile 0\nfalloc 3633152 19050\n"
+			       "pwrite -q -S 0x5c 10366976 32768\nfzero 10403840 4096\nfile 1\n"
+			       "pread -q -b 53248 10403840 53248\nfile 0\n"
+			       "pread -q -v 10403840 4096\nfile 3\n"
+			       "pwrite -q -b 512 -S 0x42 100 512\nEOF\n"));
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG < $tmp.ops 2> $tmp.err | sed -E "));
+	assert_null(strstr(t, "echo \"op 1:"));
+	/* the dump first, then the failed calls, in order */
+	assert_non_null(strstr(o, "QA output created by 900\n009ec000:  00 00"));
+	assert_non_null(strstr(o, "\nfailed calls:\npwrite: Invalid argument\nfile0 size: 10407936\n"));
+	free(t);
+	free(o);
+
+	/* what a session cannot hold: a close, a shell command, a mapping,
+	 * a listing; and the option changes nothing else */
+	static const char *const bad[] = { "f0 reopen", "remount", "drop_caches",
+					   "f0 mwrite -S 0x41 0 4096", "f0 seek -d 0", NULL };
+	for (int k = 0; bad[k]; k++) {
+		const char *const one[] = { bad[k], NULL };
+		in.n = parse(one);
+		in.nfiles = 1;
+		assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "xfs_io session"));
+		free(t);
+		free(o);
+	}
 }
 
 static void test_bad_input_refused(void **st)
@@ -244,6 +306,8 @@ int main(void)
 		cmocka_unit_test(test_pread_dumps_the_model_bytes),
 		cmocka_unit_test(test_fusefs_front_and_generic_dir),
 		cmocka_unit_test(test_direct_writes),
+		cmocka_unit_test(test_direct_reads),
+		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_bad_input_refused),
 		cmocka_unit_test(test_emit_numbers_and_cleans_up),
 	};
