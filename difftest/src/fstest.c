@@ -79,6 +79,16 @@ static int64_t model_op(const struct dt_fstest_in *in, struct rm_file *const *m,
 	return od->model ? od->model(m, in->nfiles, op, buf) : 0;	/* mread, seeks, ... */
 }
 
+/* The op's xfs_io form for the test: dt_op_xfs_io() names a two-file
+ * op's source as $F<n>, repro.sh's variable; the test's files are $f<n>. */
+static int xio_form(const struct dt_op *op, int64_t size, char *cmd, size_t n)
+{
+	int r = dt_op_xfs_io(op, size, cmd, n);
+	for (char *p = cmd; r > 0 && (p = strstr(p, "$F")) != NULL; p += 2)
+		p[1] = 'f';
+	return r;
+}
+
 /* xfstests groups (doc/group-names.txt) that fit the ops. */
 static void groups(FILE *t, const struct dt_op *ops, size_t n)
 {
@@ -114,12 +124,24 @@ static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 					    "sync_range" };
 	char cmd[512];
 
+	int dio = 0, reflink = 0, copy = 0, dedupe = 0;
+	for (size_t j = 0; j < n; j++) {
+		dio |= ops[j].kind == DT_DIO_WRITE || ops[j].kind == DT_DIO_READ;
+		reflink |= ops[j].kind == DT_REFLINK;
+		copy |= ops[j].kind == DT_COPY_RANGE;
+		dedupe |= ops[j].kind == DT_DEDUPE;
+	}
 	fprintf(t, "_require_scratch\n");
-	for (size_t j = 0; j < n; j++)
-		if (ops[j].kind == DT_DIO_WRITE || ops[j].kind == DT_DIO_READ) {
-			fprintf(t, "_require_odirect\n");
-			break;
-		}
+	if (dio)
+		fprintf(t, "_require_odirect\n");
+	if (reflink || dedupe)
+		fprintf(t, "_require_scratch_reflink\n");
+	if (reflink)
+		fprintf(t, "_require_xfs_io_command \"reflink\"\n");
+	if (copy)
+		fprintf(t, "_require_xfs_io_command \"copy_range\"\n");
+	if (dedupe)
+		fprintf(t, "_require_xfs_io_command \"dedupe\"\n");
 	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
 		int used = k == 7 && map;
 		for (size_t j = 0; j < n && !used; j++) {
@@ -239,12 +261,14 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 			return -EINVAL;
 		}
 		const struct dt_opdesc *od = dt_opdesc_of(in->ops[j].kind);
-		/* another file named in the command ($F%d); or xfs_io -d but
-		 * not a direct write: the test runs every op in an xfs_io of
-		 * its own, but only writes have a model answer here */
+		if (od->syntax == DT_SYN_REFLINK && in->ops[j].src >= in->nfiles) {
+			snprintf(err, errn, "op %zu (%s): source file %d of %d", j + 1, line,
+				 in->ops[j].src, in->nfiles);
+			return -EINVAL;
+		}
+		/* xfs_io -d is for direct I/O only (an xfs_io of its own) */
 		int dio = in->ops[j].kind == DT_DIO_WRITE || in->ops[j].kind == DT_DIO_READ, dflag;
-		if (r == DT_XIO_NONE || od->syntax == DT_SYN_REFLINK ||
-		    ((od->flags & DT_OPF_OWNRUN) && !dio)) {
+		if (r == DT_XIO_NONE || ((od->flags & DT_OPF_OWNRUN) && !dio)) {
 			snprintf(err, errn, "op %zu (%s) has no xfs_io form an xfstests test "
 				 "can use", j + 1, line);
 			return -EINVAL;
@@ -287,7 +311,11 @@ static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
 		"# semantics (no kernel errata, refmodel/ERRATA.md).\n#\n");
 	fprintf(t, ". ./common/preamble\n");
 	groups(t, in->ops, in->n);
-	fprintf(t, "\n# Import common functions.\n. ./common/filter\n\n");
+	int reflink = 0;
+	for (size_t j = 0; j < in->n; j++)
+		reflink |= in->ops[j].kind == DT_REFLINK || in->ops[j].kind == DT_DEDUPE;
+	fprintf(t, "\n# Import common functions.\n. ./common/filter\n%s\n",
+		reflink ? ". ./common/reflink\n" : "");
 	requires(t, in->ops, in->n, in->map_hi > in->map_lo);
 	fprintf(t, "\n");
 	if (in->map_hi > in->map_lo)
@@ -324,7 +352,7 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 	for (size_t j = 0; j < in->n; j++) {
 		const struct dt_op *op = &in->ops[j];
 		int64_t size = rm_size(m[op->file]);
-		int r = dt_op_xfs_io(op, size, cmd, sizeof(cmd));
+		int r = xio_form(op, size, cmd, sizeof(cmd));
 		int64_t ret = model_op(in, m, op, buf);
 		const char *pn = dt_op_call(op);
 
@@ -407,7 +435,7 @@ static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
 	for (size_t j = 0; j < in->n; j++) {
 		const struct dt_op *op = &in->ops[j];
 		int64_t size = rm_size(m[op->file]);
-		dt_op_xfs_io(op, size, cmd, sizeof(cmd));
+		xio_form(op, size, cmd, sizeof(cmd));
 		int64_t ret = model_op(in, m, op, buf);
 		const char *pn = dt_op_call(op);
 

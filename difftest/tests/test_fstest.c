@@ -259,10 +259,22 @@ static void test_bad_input_refused(void **st)
 				   .profile = RM_PROFILE_XFS, .blocksize = 4096, .nfiles = 2,
 				   .ops = ops, .n = parse(l) };
 	char *t, *o, err[256] = "";
-	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "op 2"));
+	/* a two-file op names its source as the test's variable */
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), 0);
+	assert_non_null(strstr(t, "\n. ./common/filter\n. ./common/reflink\n"));
+	assert_non_null(strstr(t, "\n_require_scratch_reflink\n_require_xfs_io_command \"reflink\"\n"));
+	assert_non_null(strstr(t, "\n$XFS_IO_PROG -c \"reflink -q $f0 0 0 4096\" $f1 2>&1 | "
+			       "_filter_xfs_io\n"));
 	free(t);
 	free(o);
+	/* a source the session does not have */
+	static const char *const src[] = { "f1 reflink f2 0 0 4096", NULL };
+	in.n = parse(src);
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "source file 2 of 2"));
+	free(t);
+	free(o);
+	in.n = parse(l);
 	in.target = "model";
 	in.n = 1;
 	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
