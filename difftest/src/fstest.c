@@ -391,8 +391,8 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 
 /* The commands of an xfs_io form (`[-d ]-c "A" -c "B"`) as lines of a
  * session's command file into t (t NULL: only parse); *direct says
- * whether it had -d.  0, or -EINVAL
- * for a form this parser does not know (none of dt_op_xfs_io()'s). */
+ * whether it had -d.  0, or -EINVAL for a form this parser does not know
+ * (none of dt_op_xfs_io()'s). */
 static int session_lines(const char *cmd, FILE *t, int *direct)
 {
 	const char *p = cmd;
@@ -416,14 +416,18 @@ static int session_lines(const char *cmd, FILE *t, int *direct)
 /* The ops in one xfs_io session (--fstest-session): file i is xfs_io's
  * file 2i (buffered) and 2i + 1 (O_DIRECT), opened before the first op
  * and closed when xfs_io exits.  The golden output is what reads dump,
- * in order, then the failed calls' perror() lines, in order. */
-static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
-			  struct rm_file *const *m, unsigned char *buf)
+ * in order, then the failed calls' perror() lines, in order.  0, or
+ * -ENOMEM having written nothing. */
+static int write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
+			 struct rm_file *const *m, unsigned char *buf)
 {
 	char cmd[512], line[256];
-	int cur = 0, direct;
+	int cur = 2 * in->nfiles - 1, direct;	/* the last file opened */
 	size_t nerr = 0;
 	char (*errs)[96] = calloc(in->n ? in->n : 1, sizeof(*errs));
+
+	if (!errs)
+		return -ENOMEM;
 
 	fprintf(t, "\n# The ops, in one xfs_io session: each file stays open from the\n"
 		"# first op to the last, as in difftest (closing a file can change\n"
@@ -431,7 +435,6 @@ static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		"cat > $tmp.ops <<EOF\n");
 	for (int i = 0; i < in->nfiles; i++)
 		fprintf(t, "open $f%d\nopen -d $f%d\n", i, i);
-	cur = 2 * in->nfiles - 1;	/* the last file opened */
 	for (size_t j = 0; j < in->n; j++) {
 		const struct dt_op *op = &in->ops[j];
 		int64_t size = rm_size(m[op->file]);
@@ -446,7 +449,7 @@ static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		if (want != cur)
 			fprintf(t, "file %d\n", cur = want);
 		session_lines(cmd, t, &direct);
-		if (ret < 0 && pn && errs)
+		if (ret < 0 && pn)
 			snprintf(errs[nerr++], sizeof(errs[0]), "%s: %s", pn, strerror((int)-ret));
 		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0) {
 			struct rmcmd_session rs;
@@ -472,6 +475,7 @@ static void write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
 	for (size_t k = 0; k < nerr; k++)
 		fprintf(o, "%s\n", errs[k]);
 	free(errs);
+	return 0;
 }
 
 /* What the files hold: sizes, checksums, the map range, fsck. */
@@ -540,14 +544,15 @@ int dt_fstest_write(FILE *t, FILE *o, const struct dt_fstest_in *in, int num,
 		write_head(t, in, num);
 		fprintf(o, "QA output created by %03d\n", num);
 		if (in->session)
-			write_session(t, o, in, m, buf);
+			rc = write_session(t, o, in, m, buf);
 		else
 			write_ops(t, o, in, m, buf);
 		write_files(t, o, in, m);
 		fprintf(t, "\n# success, all done\nstatus=0\nexit\n");
-		rc = ferror(t) || ferror(o) ? -EIO : 0;
+		if (!rc)
+			rc = ferror(t) || ferror(o) ? -EIO : 0;
 		if (rc)
-			snprintf(err, errn, "write error");
+			snprintf(err, errn, "%s", rc == -ENOMEM ? "out of memory" : "write error");
 	}
 	for (int i = 0; i < DT_MAXFILES; i++)
 		rm_file_free(m[i]);
