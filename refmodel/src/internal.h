@@ -51,6 +51,10 @@ enum seg_kind { K_HOLE = 0, K_UNWRITTEN = 1, K_ZERO = 2, K_DATA = 3 };
 #define WB_INFLIGHT	0x2u
 #define WB_DELALLOC	0x4u
 #define WB_UNWR		0x8u
+/* With WB_UNWR: the block was written while its may-set also allowed a
+ * hole (a refused ext4 direct write may have freed it, RULES.md O3), so
+ * the kernel may hold a delayed allocation there instead (W1). */
+#define WB_MAYDELALLOC	0x10u
 
 struct rm_buf {
 	size_t refs;

@@ -173,7 +173,7 @@ static uint8_t wb_after_write(const struct seg *s)
 	if (s->kind == K_HOLE)
 		return WB_DIRTY | WB_DELALLOC;
 	if (s->kind == K_UNWRITTEN)
-		return WB_DIRTY | WB_UNWR;
+		return (uint8_t)(WB_DIRTY | WB_UNWR | (s->may & RM_HOLE ? WB_MAYDELALLOC : 0));
 	return (uint8_t)(s->wb | WB_DIRTY);
 }
 /* pwrite: every touched block becomes written (see rm_pwrite()). */
@@ -215,6 +215,7 @@ static void fn_alloc(struct seg *s, unsigned arg)
 	 * xfs_bmapi_allocate() making it XFS_EXT_UNWRITTEN) */
 	if (s->wb & WB_DELALLOC)
 		s->wb = (uint8_t)((s->wb & ~WB_DELALLOC) | WB_UNWR);
+	s->wb &= (uint8_t)~WB_MAYDELALLOC;
 	if (s->kind == K_HOLE) {
 		s->kind = K_UNWRITTEN;
 		s->may = (uint8_t)((s->may & ~RM_HOLE) | RM_UNWRITTEN);
@@ -1606,6 +1607,8 @@ static void seg_view(const struct rm_file *f, const struct seg *s, bool cached,
 			m |= RM_DELALLOC;
 		} else if (s->wb & WB_UNWR) {
 			st = RM_UNWRITTEN;
+			if (s->wb & WB_MAYDELALLOC)
+				m |= RM_DELALLOC;
 		}
 		if (s->wb)
 			/* write-back may start at any time: allocation at
@@ -1853,8 +1856,12 @@ static int chk_seg(void *arg, const struct seg *s, int64_t pos)
 	 * is not write-through; dirty or in flight; a delayed allocation is
 	 * neither unwritten nor in flight (submission allocates it) */
 	if (s->wb) {
-		if (s->wb & ~(WB_DIRTY | WB_INFLIGHT | WB_DELALLOC | WB_UNWR))
+		if (s->wb & ~(WB_DIRTY | WB_INFLIGHT | WB_DELALLOC | WB_UNWR | WB_MAYDELALLOC))
 			FAIL(c, "bad write-back bits 0x%x at %lld", s->wb, (long long)c->pos);
+		if ((s->wb & WB_MAYDELALLOC) && (s->wb & (WB_DELALLOC | WB_INFLIGHT) ||
+						  !(s->wb & WB_UNWR)))
+			FAIL(c, "maybe-delalloc block not dirty over unwritten at %lld",
+			     (long long)c->pos);
 		if (!(s->wb & (WB_DIRTY | WB_INFLIGHT)))
 			FAIL(c, "write-back state neither dirty nor in flight at %lld", (long long)c->pos);
 		if ((s->wb & WB_DELALLOC) && (s->wb & (WB_UNWR | WB_INFLIGHT)))

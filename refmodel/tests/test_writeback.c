@@ -577,6 +577,40 @@ static void test_xfs_m1_cached_delalloc(void **st)
 	rm_file_free(f);
 }
 
+/* W1 after O3: a refused misaligned ext4 direct write may have freed the
+ * unwritten blocks past EOF (delayed writes keep i_disksize below
+ * i_size); a buffered write over them is then a delayed allocation, or
+ * unwritten if they stayed (found by the observer-free 1e6 run on 6.12) */
+static void test_w1_write_over_maybe_freed_block(void **st)
+{
+	(void)st;
+	static unsigned char buf[2 * K];
+	const enum rm_kernel ks[] = { RM_KERNEL_6_1, RM_KERNEL_6_12 };
+	for (int i = 0; i < 2; i++) {
+		struct rm_file *f = mk(RM_PROFILE_EXT4, ks[i], K, 0);
+		wr(f, 0, 4 * K);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_KEEP_SIZE, 4 * K, 4 * K), 0);
+		assert_int_equal(rm_dio_pwrite(f, buf, K, 100, 512), -EINVAL);
+		assert_after(f, 5 * K, RM_UNWRITTEN, RM_UNWRITTEN | RM_HOLE);
+		wr(f, 4 * K, 2 * K);
+		assert_cached(f, 5 * K, RM_UNWRITTEN, UNWR | RM_DELALLOC);
+		/* fallocate allocates under a delayed allocation (W5): then
+		 * unwritten only */
+		assert_int_equal(rm_fallocate(f, 0, 4 * K, 2 * K), 0);
+		assert_cached(f, 5 * K, RM_UNWRITTEN, UNWR);
+		assert_int_equal(rm_fsync(f), 0);
+		assert_cached(f, 5 * K, RM_DATA, RM_DATA);
+		rm_file_free(f);
+
+		/* a block that cannot have been freed stays unwritten */
+		f = mk(RM_PROFILE_EXT4, ks[i], K, 0);
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_KEEP_SIZE, 0, 4 * K), 0);
+		wr(f, K, K);
+		assert_cached(f, K, RM_UNWRITTEN, UNWR);
+		rm_file_free(f);
+	}
+}
+
 /* the bytes profile is write-through */
 static void test_bytes_never_dirty(void **st)
 {
@@ -799,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_w11_clone_writes_back),
 		cmocka_unit_test(test_w11_clone_past_eof),
 		cmocka_unit_test(test_xfs_m1_cached_delalloc),
+		cmocka_unit_test(test_w1_write_over_maybe_freed_block),
 		cmocka_unit_test(test_bytes_never_dirty),
 		cmocka_unit_test(test_random_sequences_with_writeback),
 	};
