@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,15 @@ static void groups(FILE *t, const struct dt_op *ops, size_t n)
 	fputc('\n', t);
 }
 
+/* Whether an op of kind a or b is among ops[0..n). */
+static bool uses(const struct dt_op *ops, size_t n, enum dt_kind a, enum dt_kind b)
+{
+	for (size_t j = 0; j < n; j++)
+		if (ops[j].kind == a || ops[j].kind == b)
+			return true;
+	return false;
+}
+
 /* _require_xfs_io_command for every xfs_io command the ops use. */
 static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 {
@@ -124,15 +134,12 @@ static void requires(FILE *t, const struct dt_op *ops, size_t n, int map)
 					    "sync_range" };
 	char cmd[512];
 
-	int dio = 0, reflink = 0, copy = 0, dedupe = 0;
-	for (size_t j = 0; j < n; j++) {
-		dio |= ops[j].kind == DT_DIO_WRITE || ops[j].kind == DT_DIO_READ;
-		reflink |= ops[j].kind == DT_REFLINK;
-		copy |= ops[j].kind == DT_COPY_RANGE;
-		dedupe |= ops[j].kind == DT_DEDUPE;
-	}
+	bool reflink = uses(ops, n, DT_REFLINK, DT_REFLINK);
+	bool dedupe = uses(ops, n, DT_DEDUPE, DT_DEDUPE);
+	bool copy = uses(ops, n, DT_COPY_RANGE, DT_COPY_RANGE);
+
 	fprintf(t, "_require_scratch\n");
-	if (dio)
+	if (uses(ops, n, DT_DIO_WRITE, DT_DIO_READ))
 		fprintf(t, "_require_odirect\n");
 	if (reflink || dedupe)
 		fprintf(t, "_require_scratch_reflink\n");
@@ -311,11 +318,8 @@ static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
 		"# semantics (no kernel errata, refmodel/ERRATA.md).\n#\n");
 	fprintf(t, ". ./common/preamble\n");
 	groups(t, in->ops, in->n);
-	int reflink = 0;
-	for (size_t j = 0; j < in->n; j++)
-		reflink |= in->ops[j].kind == DT_REFLINK || in->ops[j].kind == DT_DEDUPE;
 	fprintf(t, "\n# Import common functions.\n. ./common/filter\n%s\n",
-		reflink ? ". ./common/reflink\n" : "");
+		uses(in->ops, in->n, DT_REFLINK, DT_DEDUPE) ? ". ./common/reflink\n" : "");
 	requires(t, in->ops, in->n, in->map_hi > in->map_lo);
 	fprintf(t, "\n");
 	if (in->map_hi > in->map_lo)
@@ -327,16 +331,15 @@ static void write_head(FILE *t, const struct dt_fstest_in *in, int num)
 
 /* A read's bytes, as "pread -q -v" dumps them (at most DT_FSTEST_DUMP_MAX
  * from its offset): files too large for an MD5 still have their data
- * checked where the log reads it.  The golden lines are rmcmd's, which
- * prints what xfs_io prints. */
-static void dump_read(FILE *t, FILE *o, struct rm_file *f, const struct dt_op *op, int64_t ret)
+ * checked where the log reads it.  The golden lines into o are rmcmd's,
+ * which prints what xfs_io prints; the command into cmd, for the test. */
+static void dump_read(FILE *o, struct rm_file *f, const struct dt_op *op, int64_t ret,
+		      char *cmd, size_t cn)
 {
-	char cmd[128];
 	struct rmcmd_session s;
 	int64_t n = ret < DT_FSTEST_DUMP_MAX ? ret : DT_FSTEST_DUMP_MAX;
 
-	snprintf(cmd, sizeof(cmd), "pread -q -v %" PRId64 " %" PRId64, op->off, n);
-	fprintf(t, "$XFS_IO_PROG -c \"%s\" $f%d\n", cmd, op->file);
+	snprintf(cmd, cn, "pread -q -v %" PRId64 " %" PRId64, op->off, n);
 	rmcmd_session_init(&s, f, "file", o, o);
 	fflush(o);
 	rmcmd_run(&s, cmd);
@@ -384,8 +387,10 @@ static void write_ops(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		fprintf(o, "op %zu: %s\n", j + 1, line);
 		if (ret < 0 && pn)
 			fprintf(o, "%s: %s\n", pn, strerror((int)-ret));
-		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0)
-			dump_read(t, o, m[op->file], op, ret);
+		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0) {
+			dump_read(o, m[op->file], op, ret, cmd, sizeof(cmd));
+			fprintf(t, "$XFS_IO_PROG -c \"%s\" $f%d\n", cmd, op->file);
+		}
 	}
 }
 
@@ -452,16 +457,10 @@ static int write_session(FILE *t, FILE *o, const struct dt_fstest_in *in,
 		if (ret < 0 && pn)
 			snprintf(errs[nerr++], sizeof(errs[0]), "%s: %s", pn, strerror((int)-ret));
 		if ((op->kind == DT_PREAD || op->kind == DT_DIO_READ) && ret > 0) {
-			struct rmcmd_session rs;
-			int64_t n = ret < DT_FSTEST_DUMP_MAX ? ret : DT_FSTEST_DUMP_MAX;
-			snprintf(cmd, sizeof(cmd), "pread -q -v %" PRId64 " %" PRId64, op->off, n);
+			dump_read(o, m[op->file], op, ret, cmd, sizeof(cmd));
 			if (cur != 2 * op->file)
 				fprintf(t, "file %d\n", cur = 2 * op->file);
 			fprintf(t, "%s\n", cmd);
-			rmcmd_session_init(&rs, m[op->file], "file", o, o);
-			fflush(o);
-			rmcmd_run(&rs, cmd);
-			fflush(o);
 		}
 	}
 	fprintf(t, "EOF\n"

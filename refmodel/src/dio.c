@@ -156,16 +156,13 @@ static void fn_may_hole(struct seg *s)
 	s->may |= RM_HOLE;
 }
 
-/* Whether a block of [a, b) has pages not yet written back. */
+/* Whether a block of [a, b) has pages not yet written back: the tree's
+ * count of segments with write-back state finds the first one after a in
+ * O(log n), however many clean segments lie between. */
 static bool dirty_in(const struct rm_file *f, int64_t a, int64_t b)
 {
-	bool dirty = false;
-	struct it it;
-	it_init(&it, f->root, a);
-	for (; it_valid(&it) && it.cur_start < b && !dirty; it_next(&it))
-		dirty = it.cur->s.wb != 0;
-	it_done(&it);
-	return dirty;
+	int64_t len, p = tree_wb_find(f->root, a, &len);
+	return p >= 0 && p < b;
 }
 
 static void fn_may_unwritten(struct seg *s)
