@@ -411,6 +411,17 @@ enum dt_divkind { DV_NONE = 0, DV_RET, DV_SIZE, DV_MAP, DV_DATA, DV_SEEK, DV_FSC
 		  DV_NKINDS };
 const char *dt_divkind_name(int k);
 
+/* A data check's read of the target (exec.c: data_range()), kept by the
+ * replays of a log (the shrinker's candidates, --replay): repro.sh issues
+ * the same reads after the same ops, because a read fills the page cache,
+ * and a bug in what a shift does to cached pages shows only over pages a
+ * read brought in (mutant 16). */
+struct dt_obs {
+	uint64_t opno;		/* after the op of this index (0-based) */
+	int file;
+	int64_t off, len;
+};
+
 struct dt_div {
 	int kind;		/* enum dt_divkind */
 	int file;
@@ -424,6 +435,8 @@ struct dt_div {
 	int no_replay;		/* the whole log did not diverge again (reports say so) */
 	char *picture;		/* malloc'd: expected vs actual maps */
 	struct dt_mapsnap *snap;	/* malloc'd: both whole-file maps (mapshtml.c) */
+	struct dt_obs *obs;	/* malloc'd: the run's data-check reads, in order */
+	size_t nobs;
 };
 
 struct dt_opts {
@@ -480,6 +493,10 @@ struct dt_exec {
 	/* --user: the model's answer to the last op and the effective length
 	 * of a clone (rm_cred_modifies()) */
 	int64_t last_mr, last_len;
+	/* record != 0: every data-check read goes to obs[] (log replays) */
+	int record;
+	struct dt_obs *obs;
+	size_t nobs, obscap;
 };
 
 int dt_exec_init(struct dt_exec *x, struct dt_session *s, const struct dt_opts *o);

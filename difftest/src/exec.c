@@ -69,9 +69,12 @@ void dt_exec_fini(struct dt_exec *x)
 	free(x->tbuf);
 	free(x->ext);
 	free(x->runs);
+	free(x->obs);
 	x->mbuf = x->tbuf = NULL;
 	x->ext = NULL;
 	x->runs = NULL;
+	x->obs = NULL;
+	x->nobs = x->obscap = 0;
 }
 
 void dt_div_free(struct dt_div *d)
@@ -80,6 +83,9 @@ void dt_div_free(struct dt_div *d)
 	d->picture = NULL;
 	dt_mapsnap_free(d->snap);
 	d->snap = NULL;
+	free(d->obs);
+	d->obs = NULL;
+	d->nobs = 0;
 }
 
 static void div_set(struct dt_div *d, int kind, int file, uint64_t opno,
@@ -495,6 +501,10 @@ static int data_range(struct dt_exec *x, int i, int64_t lo, int64_t hi,
 		n0 = (int64_t)n;
 		ssize_t tr = dt_t_pread(s, i, x->tbuf, n, p);
 		x->syscalls++;
+		/* a failed allocation only loses the read from repro.sh */
+		if (x->record && !RM_VEC_RESERVE(&x->obs, &x->obscap, x->nobs + 1, 64))
+			x->obs[x->nobs++] = (struct dt_obs){ .opno = opno, .file = i, .off = p,
+							     .len = n0 };
 		x->bytes_checked += n;
 		if (tr == (ssize_t)n) {
 			int same = same_as_model(x, i, p, n);

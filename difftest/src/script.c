@@ -414,6 +414,11 @@ static void header(const struct script *sc)
 	if (sc->t->mopts.strict)
 		fprintf(f, "# expected values: the model's intended semantics (difftest --strict),\n"
 			"# without the kernel errata of refmodel/ERRATA.md\n");
+	/* what a cached page holds can depend on the device: a ram disk
+	 * completes the reads (readahead too) at once, virtio later */
+	if (sc->t->mnt_dev[0] == '/')
+		fprintf(f, "# found on %s: a bug in cached pages may need the same kind of device\n",
+			sc->t->mnt_dev);
 }
 
 /* An op xfs_io cannot express (a mode word, a negative number) would make
@@ -573,12 +578,43 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	fprintf(f, " %s", cmd);
 }
 
+/* The data checks' reads after op j (struct dt_obs: the replay that found
+ * the divergence recorded them), from obs[*k] on: the same preads, one
+ * syscall each (-b), so that the page cache holds what it held in
+ * difftest.  Not after the diverging op: the verdict reads for itself. */
+static void script_reads(struct script *sc, uint64_t j, size_t *k, int *cur)
+{
+	const struct dt_div *d = sc->d;
+
+	for (; d && *k < d->nobs && d->obs[*k].opno <= j; ++*k) {
+		const struct dt_obs *r = &d->obs[*k];
+
+		if (r->opno < j || r->file < 0 || r->file >= sc->nfiles)
+			continue;
+		if (r->file != *cur) {
+			if (*cur >= 0)
+				fprintf(sc->f, " \"$F%d\"\n", *cur);
+			fprintf(sc->f, "$XFS_IO");
+			*cur = r->file;
+		}
+		fprintf(sc->f, " -c \"pread -q -b %" PRId64 " %" PRId64 " %" PRId64 "\"", r->len,
+			r->off, r->len);
+	}
+}
+
 static void script_ops(struct script *sc, const struct dt_op *ops, size_t n)
 {
 	int cur = -1;
+	size_t k = 0;
 
-	for (size_t j = 0; j < n; j++)
+	if (sc->d && sc->d->nobs)
+		fprintf(sc->f, "# after each op, the reads difftest's checks made (they fill the "
+			"page cache)\n");
+	for (size_t j = 0; j < n; j++) {
 		script_op(sc, &ops[j], j + 1 == n, &cur);
+		if (j + 1 < n)
+			script_reads(sc, j, &k, &cur);
+	}
 	if (cur >= 0)
 		fprintf(sc->f, " \"$F%d\"\n", cur);
 }

@@ -168,6 +168,7 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		dt_session_close(s);
 		return rc;
 	}
+	x.record = 1;	/* the reads, for repro.sh (struct dt_obs) */
 	size_t j;
 	rc = run_ops(&x, nfiles, ops, n, o, d, NULL, &j, shifted, only_file);
 	if (rc > 0) {
@@ -179,8 +180,12 @@ static int run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		if (rc > 0 && n)
 			d->op = ops[n - 1];
 	}
-	if (rc > 0)
+	if (rc > 0) {
 		div_picture(&x, d);
+		d->obs = x.obs;
+		d->nobs = x.nobs;
+		x.obs = NULL;
+	}
 	if (!rc && snap_clean && n && ops[n - 1].file < nfiles) {
 		d->file = ops[n - 1].file;
 		d->op = ops[n - 1];

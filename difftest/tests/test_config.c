@@ -236,6 +236,62 @@ static void test_log_and_script(void **state)
 	free(buf);
 }
 
+/* repro.sh issues the reads the diverging replay's data checks made
+ * (struct dt_obs), after their op, on their file, one pread each, and
+ * none after the diverging op (the verdict's own read decides). */
+static void test_script_reads(void **state)
+{
+	(void)state;
+	struct dt_target t;
+	char *buf = NULL;
+	size_t len = 0;
+	struct dt_op ops[3] = {
+		{ .kind = DT_PWRITE, .file = 0, .pat = 1, .off = 0, .len = 4096 },
+		{ .kind = DT_PWRITE, .file = 1, .pat = 2, .off = 0, .len = 1024 },
+		{ .kind = DT_INSERT, .file = 0, .off = 1024, .len = 1024 },
+	};
+	struct dt_obs obs[] = {
+		{ .opno = 0, .file = 0, .off = 0, .len = 4096 },
+		{ .opno = 0, .file = 1, .off = 8192, .len = 512 },
+		{ .opno = 1, .file = 1, .off = 0, .len = 1024 },
+		{ .opno = 2, .file = 0, .off = 0, .len = 777 },
+	};
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.name, sizeof(t.name), "ext4");
+	snprintf(t.fsname, sizeof(t.fsname), "ext4");
+	snprintf(t.dir, sizeof(t.dir), "/mnt/ext4");
+	t.mopts.profile = RM_PROFILE_EXT4;
+	t.mopts.blocksize = 4096;
+	struct dt_div d = { .kind = DV_DATA, .file = 0, .opno = 2, .byte_off = 2048,
+			    .exp_byte = 1, .act_byte = 0, .obs = obs, .nobs = 4 };
+	d.op = ops[2];
+	snprintf(d.msg, sizeof(d.msg), "data");
+	FILE *f = open_memstream(&buf, &len);
+	dt_write_script(f, &t, 2, ops, 3, &d);
+	fclose(f);
+	const char *a = strstr(buf, "$XFS_IO -c \"pwrite -q -S 0x01 0 4096\" "
+				    "-c \"pread -q -b 4096 0 4096\" \"$F0\"\n");
+	const char *b = strstr(buf, "$XFS_IO -c \"pread -q -b 512 8192 512\" "
+				    "-c \"pwrite -q -S 0x02 0 1024\" -c \"pread -q -b 1024 0 1024\" \"$F1\"\n");
+	const char *c = strstr(buf, "--- the op that diverges:");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_true(a < b && b < c);
+	assert_null(strstr(buf, " 777"));
+	free(buf);
+	/* without recorded reads (an unshrunk window, a crash): the ops only */
+	d.obs = NULL;
+	d.nobs = 0;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	dt_write_script(f, &t, 2, ops, 3, &d);
+	fclose(f);
+	assert_null(strstr(buf, "pread"));
+	free(buf);
+}
+
 static void test_fstest(void **state)
 {
 	(void)state;
@@ -333,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_check_mount),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_log_and_script),
+		cmocka_unit_test(test_script_reads),
 		cmocka_unit_test(test_fstest),
 		cmocka_unit_test(test_mwrite_pages),
 	};
