@@ -901,14 +901,63 @@ int wb_all(struct rm_file *f)
  * no-op for a file without shared extents): ext4_alloc_file_blocks() /
  * xfs_alloc_file_space() allocate unwritten blocks over holes in the
  * block-rounded range (EXT4_MAX_BLOCKS(), XFS_B_TO_FSB()). */
+/*
+ * W5 + M3: fallocate has just made the delayed blocks of [a, b)
+ * unwritten under their dirty pages (fn_alloc()).  Their write-back then
+ * converts them through ext4_ext_convert_to_initialized(), which may zero
+ * out the rest of the unwritten extent within max_zeroout (M3), unless
+ * dioread_nolock is on: ext4_should_dioread_nolock() write-back allocates
+ * unwritten and converts at I/O completion
+ * (ext4_convert_unwritten_extents()), which splits without zeroing.
+ * 6.1's ext4_set_def_opts() sets dioread_nolock by default only for blocks
+ * of the page size, so smaller blocks get the latitude (measured in QEMU,
+ * 6.1, 1 KiB blocks: "pwrite -S 0xa0 1085440 3; falloc 1085440 2048;
+ * sync" leaves block 1061 written); 6.12 sets it for every block size up
+ * to the page size.
+ */
+static bool ext4_w5_zeroout(const struct rm_file *f)
+{
+	return f->profile == RM_PROFILE_EXT4 && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ;
+}
+
+static void ext4_w5_m3(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
+{
+	if (!ext4_w5_zeroout(f))
+		return;
+	for (int64_t p = a; p < b;) {
+		int64_t q = x->base, s = -1, e = -1;
+		for (size_t i = 0; i < f->vec.n && q < b; q += f->vec.v[i].len, i++) {
+			const struct seg *g = &f->vec.v[i];
+			if (q + g->len <= p)
+				continue;
+			if ((g->wb & WB_UNWR) && (g->kind == K_DATA || g->kind == K_ZERO)) {
+				if (s < 0)
+					s = max64(q, p);
+				e = min64(q + g->len, b);
+			} else if (s >= 0) {
+				break;
+			}
+		}
+		if (s < 0)
+			return;
+		ext4_m3(f, x, s, e, true, true);
+		p = e;
+	}
+}
+
 static int do_alloc(struct rm_file *f, int mode, int64_t off, int64_t len)
 {
 	int64_t end = off + len;
 	struct rop x;
-	int err = rop_open(f, RD(f, off), RU(f, end), &x);
+	int64_t a = RD(f, off), b = RU(f, end);
+	bool w5 = ext4_w5_zeroout(f) && f->anywb;
+	/* with w5 the open range also holds the M3 window around [a, b) */
+	int err = w5 ? ext4_zo_open(f, a, b, true, true, &x) : rop_open(f, a, b, &x);
 	if (err)
 		return err;
-	for_range(f, &x, x.a, x.b, fn_alloc, 0);
+	for_range(f, &x, a, b, fn_alloc, 0);
+	if (w5)
+		ext4_w5_m3(f, &x, a, b);
 	if (!(mode & RM_FALLOC_FL_KEEP_SIZE) && end > f->size)
 		f->size = end;	/* ext4: new_size = offset + len, even unaligned */
 	rop_close(f, &x);
