@@ -920,29 +920,39 @@ static bool ext4_w5_zeroout(const struct rm_file *f)
 	return f->profile == RM_PROFILE_EXT4 && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ;
 }
 
+/* The first run [*s, *e) of dirty blocks over unwritten ones (W5) in
+ * [p, b) of the open range; false when there is none. */
+static bool next_w5_run(const struct rm_file *f, const struct rop *x, int64_t p, int64_t b,
+			int64_t *s, int64_t *e)
+{
+	int64_t q = x->base;
+
+	*s = -1;
+	*e = p;
+	for (size_t i = 0; i < f->vec.n && q < b; q += f->vec.v[i].len, i++) {
+		const struct seg *g = &f->vec.v[i];
+		bool w5 = (g->wb & WB_UNWR) && (g->kind == K_DATA || g->kind == K_ZERO);
+
+		if (q + g->len <= p)
+			continue;
+		if (!w5 && *s >= 0)
+			break;
+		if (w5) {
+			*s = *s < 0 ? max64(q, p) : *s;
+			*e = min64(q + g->len, b);
+		}
+	}
+	return *s >= 0;
+}
+
+/* M3 around each such run of [a, b); ext4_m3() may split segments, so the
+ * next run is looked up afresh */
 static void ext4_w5_m3(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
 {
-	if (!ext4_w5_zeroout(f))
-		return;
-	for (int64_t p = a; p < b;) {
-		int64_t q = x->base, s = -1, e = -1;
-		for (size_t i = 0; i < f->vec.n && q < b; q += f->vec.v[i].len, i++) {
-			const struct seg *g = &f->vec.v[i];
-			if (q + g->len <= p)
-				continue;
-			if ((g->wb & WB_UNWR) && (g->kind == K_DATA || g->kind == K_ZERO)) {
-				if (s < 0)
-					s = max64(q, p);
-				e = min64(q + g->len, b);
-			} else if (s >= 0) {
-				break;
-			}
-		}
-		if (s < 0)
-			return;
+	int64_t s, e;
+
+	for (int64_t p = a; p < b && next_w5_run(f, x, p, b, &s, &e); p = e)
 		ext4_m3(f, x, s, e, true, true);
-		p = e;
-	}
 }
 
 static int do_alloc(struct rm_file *f, int mode, int64_t off, int64_t len)
