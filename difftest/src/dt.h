@@ -193,7 +193,8 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 /* target.c */
 enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
 enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO,
-		DT_F_FLAKY, DT_F_KEEP_SETID, DT_F_ENOSPC, DT_F_ENOSPC_LIE };
+		DT_F_FLAKY, DT_F_KEEP_SETID, DT_F_ENOSPC, DT_F_ENOSPC_LIE,
+		DT_F_ENOSPC_SHIFT };
 #define DT_FLAKY_AT	300	/* faulty:flaky: the pwrite that fails (once) */
 
 struct dt_session;

@@ -764,7 +764,26 @@ static int enospc_reset(struct dt_exec *x, int i)
 	return rc < 0 ? rc : DV_NONE;
 }
 
-/* ---- a nearly full target (free=SIZE, RULES.md N1-N4) ----
+/* RULES.md N5: ext4's punch, insert and collapse allocate only extent-tree
+ * blocks for a split, and those may come from the clusters ext4 keeps in
+ * reserve (s_resv_clusters, 2% of the file system or 4096 clusters):
+ * ext4_ext_remove_space() splits with ext4_force_split_extent_at(..., 1),
+ * ext4_insert_range() with EXT4_GET_BLOCKS_METADATA_NOFAIL, which
+ * ext4_ext_insert_extent() turns into EXT4_MB_USE_RESERVED.  So on a full
+ * ext4 they still succeed, and an ENOSPC is a divergence, not a restart.
+ * Only a real ext4 (or a model target of its profile): not fusefs (the
+ * server has no reserve), not XFS (xfs_insert_file_space() and
+ * xfs_unmap_extent() reserve blocks from the free pool and may fail). */
+static int never_enospc(const struct dt_target *t, int mode)
+{
+	return t->mopts.profile == RM_PROFILE_EXT4 &&
+	       (t->type != DT_T_FD || !strcmp(t->fsname, "ext4")) &&
+	       !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
+	       (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_INSERT_RANGE |
+			RM_FALLOC_FL_COLLAPSE_RANGE));
+}
+
+/* ---- a nearly full target (free=SIZE, RULES.md N1-N5) ----
  * Without free= the model stays exact: a real ENOSPC restarts the file
  * (enospc_reset()).  With it, an op that allocates keeps a snapshot of
  * its model file; when the target answers ENOSPC (or a write comes back
@@ -881,6 +900,18 @@ static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_f
 		div_set(d, DV_RET, i, opno, op, "the model refuses the short write of %" PRId64
 			" bytes the target made", k);
 		return DV_RET;
+	}
+	/* N1, N2 on ext4: when the page whose write_begin failed reached past
+	 * i_size, ext4_da_write_begin() (ext4_write_begin() without delalloc)
+	 * calls ext4_truncate_failed_write(), which frees the blocks past EOF
+	 * (KEEP_SIZE preallocation): as a truncate to the same size does on
+	 * the ext4 profile (ext4_setattr()) */
+	if (never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE)) {
+		int64_t pg = DT_PAGE_SIZE, pos = rm_sat_add(op->off, k);
+		int64_t chunk = op->len - k < pg - pos % pg ? op->len - k : pg - pos % pg;
+		int rc;
+		if (rm_sat_add(pos, chunk) > rm_size(m) && (rc = rm_truncate(m, rm_size(m))) < 0)
+			return rc;
 	}
 	x->last_mr = tr;
 	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
@@ -1100,7 +1131,7 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 		return nospace_falloc(x, op, &snap, mode, old, opno, d);
 	if (snap)
 		drop_snapshot(&snap);
-	if (out_of_space(mr, tr))
+	if (out_of_space(mr, tr) && !never_enospc(s->t, mode))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
 		return rc;

@@ -451,8 +451,8 @@ static int replay_instead(const struct script *sc, const struct dt_op *ops, size
 }
 
 /* The file system the reproducer needs (the target's configuration,
- * config.h): said, checked against DIR's block size, and made on
- * $REPRO_DEV when that is given. */
+ * config.h): said, checked against DIR's block size, made on $REPRO_DEV
+ * when that is given, and with free= filled as difftest filled it. */
 static void config_setup(const struct script *sc)
 {
 	FILE *f = sc->f;
@@ -480,6 +480,25 @@ static void config_setup(const struct script *sc)
 	fprintf(f, "if [ \"$(stat -f -c %%S \"$DIR\")\" != %u ]; then\n"
 		"\techo \"repro.sh: $DIR has $(stat -f -c %%S \"$DIR\")-byte blocks; this needs %s "
 		"(give REPRO_DEV)\" >&2; exit 2\nfi\n", c->bs, name);
+	if (c->free <= 0)
+		return;
+	/* free=SIZE: the filler as difftest makes it (target.c fill_fs()):
+	 * fallocate until ENOSPC, halving the chunk (ext4 keeps the prefix it
+	 * allocated, with the size; XFS allocates nothing), then SIZE cut off */
+	fprintf(f, "# free=%lld: a filler takes all the space this caller can allocate but "
+		"%lld bytes (removed at exit)\n"
+		"FILLER=\"$DIR/.difftest-filler\"\n"
+		"trap 'rm -f \"$FILLER\"' EXIT\n"
+		"rm -f \"$FILLER\"; : > \"$FILLER\"\n"
+		"bs=$(stat -f -c %%S \"$DIR\"); chunk=$(( $(stat -f -c %%f \"$DIR\") * bs )); at=0\n"
+		"while [ \"$chunk\" -ge \"$bs\" ]; do\n"
+		"\t$XFS_IO -c \"falloc $at $chunk\" \"$FILLER\" 2>/dev/null\n"
+		"\tsz=$(stat -c %%s \"$FILLER\")\n"
+		"\t[ \"$sz\" -lt $((at + chunk)) ] && chunk=$((chunk / 2 / bs * bs))\n"
+		"\tat=$sz\n"
+		"done\n"
+		"$XFS_IO -c \"truncate $((at > %lld ? at - %lld : 0))\" -c fsync \"$FILLER\"\n",
+		(long long)c->free, (long long)c->free, (long long)c->free, (long long)c->free);
 }
 
 /* Variables, empty files and the remount function. */

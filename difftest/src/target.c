@@ -363,6 +363,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		{ "keep-setid", DT_F_KEEP_SETID },
 		{ "enospc", DT_F_ENOSPC },
 		{ "enospc-lie", DT_F_ENOSPC_LIE },
+		{ "enospc-shift", DT_F_ENOSPC_SHIFT },
 	};
 
 	if (p2) {
@@ -382,13 +383,14 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 			i++;
 		if (i == sizeof(faults) / sizeof(faults[0])) {
 			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-				 "lost-unwritten, wrong-errno, flaky, keep-setid, enospc, enospc-lie)",
+				 "lost-unwritten, wrong-errno, flaky, keep-setid, enospc, enospc-lie, enospc-shift)",
 				 kind);
 			return -EINVAL;
 		}
 		t->fault = faults[i].f;
 		/* a nearly full file system (free=): ENOSPC is checked */
-		t->full = t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE;
+		t->full = t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE ||
+			  t->fault == DT_F_ENOSPC_SHIFT;
 	}
 	if (prof && rm_profile_parse2(prof, &t->mopts.profile, &t->mopts.kernel)) {
 		snprintf(err, errn, "unknown profile '%s' (ext4-6.1, xfs-6.1, ext4-6.12, "
@@ -913,7 +915,15 @@ ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_
 		size_t k = (size_t)(bs - off % bs);
 		if (t->fault == DT_F_ENOSPC_LIE)
 			return rm_pwrite(FAKE(s, i), b, n, off) < 0 ? -EIO : -ENOSPC;
-		return t->flaky_writes % 10 == 0 ? -ENOSPC : rm_pwrite(FAKE(s, i), b, k, off);
+		ssize_t r = t->flaky_writes % 10 == 0 ? -ENOSPC : rm_pwrite(FAKE(s, i), b, k, off);
+		/* ext4: the failing page reached past EOF, so
+		 * ext4_truncate_failed_write() frees the blocks past it */
+		int64_t pos = off + (r > 0 ? r : 0), sz = rm_size(FAKE(s, i));
+		int64_t pg = DT_PAGE_SIZE, left = (int64_t)n - (pos - off);
+		int64_t chunk = left < pg - pos % pg ? left : pg - pos % pg;
+		if (t->mopts.profile == RM_PROFILE_EXT4 && pos + chunk > sz)
+			rm_truncate(FAKE(s, i), sz);
+		return r;
 	}
 	if (t->type != DT_T_FD)
 		return rm_pwrite(FAKE(s, i), b, n, off);
@@ -1065,6 +1075,22 @@ int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t l
 		if (e > off)
 			rm_fallocate(f, keep, off, e - off);
 		return -ENOSPC;
+	}
+	/* faulty:enospc-shift: every 3rd punch, insert or collapse fails with
+	 * ENOSPC and changes nothing, which ext4 never does (RULES.md N5) and
+	 * XFS may (its file then restarts) */
+	if (t->fault == DT_F_ENOSPC_SHIFT && !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
+	    (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_INSERT_RANGE |
+		     RM_FALLOC_FL_COLLAPSE_RANGE)) &&
+	    ++t->flaky_writes % 3 == 0) {
+		struct rm_file *c = NULL;
+		/* only where the model would succeed: a refused call keeps its errno */
+		if (rm_file_clone(f, &c))
+			return -ENOMEM;
+		r = rm_fallocate(c, mode, off, len);
+		rm_file_free(c);
+		if (r == 0)
+			return -ENOSPC;
 	}
 	r = rm_fallocate(f, mode, off, len);
 	if (t->fault == DT_F_WRONG_ERRNO && r == -EINVAL)

@@ -233,6 +233,20 @@ static void test_log_and_script(void **state)
 	assert_non_null(strstr(buf, "mkfs.ext4 -F -q -b 1024 \"$REPRO_DEV\" && mount -t ext4 "
 				    "-o data=journal \"$REPRO_DEV\" \"$DIR\""));
 	assert_non_null(strstr(buf, "!= 1024 ]"));
+	assert_null(strstr(buf, "FILLER"));
+	free(buf);
+
+	/* free=: the reproducer makes the filler, and removes it at exit */
+	snprintf(t.name, sizeof(t.name), "ext4:free=1m");
+	assert_int_equal(dt_config_parse(t.name, &t.cfg, err, sizeof(err)), 0);
+	t.mopts.blocksize = 4096;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	dt_write_script(f, &t, 1, ops, 2, &d);
+	fclose(f);
+	assert_non_null(strstr(buf, "trap 'rm -f \"$FILLER\"' EXIT\n"));
+	assert_non_null(strstr(buf, "-c \"falloc $at $chunk\" \"$FILLER\""));
+	assert_non_null(strstr(buf, "truncate $((at > 1048576 ? at - 1048576 : 0))"));
 	free(buf);
 }
 

@@ -258,9 +258,6 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The observer-free discipline: the model against itself is clean, a
- * fault is still caught, the log and the report say which discipline ran,
- * a replay takes the log's, and the write-back points are in the mix. */
 /* A nearly full target (free=, here the model target faulty:enospc that
  * runs out of space as ext4 and XFS do, RULES.md N1-N4): its ENOSPCs and
  * short writes are checked, not reset, and the run is clean; one that
@@ -276,6 +273,20 @@ static void test_nospace(void **state)
 	assert_true(file_has("out/div-faulty_enospc-lie_ext4-1/ops.log", " pwrite "));
 }
 
+/* RULES.md N5: an ENOSPC of a punch, insert or collapse is a divergence on
+ * ext4 (its splits may use the reserved clusters) and a restart on XFS. */
+static void test_nospace_shift(void **state)
+{
+	(void)state;
+	assert_int_equal(run("-t faulty:enospc-shift:ext4 -N 2000 -S 2 -q --max-div 1"), 1);
+	assert_true(file_has("out/report.json", "ENOSPC"));
+	assert_int_equal(run("-t faulty:enospc-shift:xfs -N 2000 -S 2 -q"), 0);
+	assert_false(file_has("out/report.json", "\"enospc_resets\": 0,"));
+}
+
+/* The observer-free discipline: the model against itself is clean, a
+ * fault is still caught, the log and the report say which discipline ran,
+ * a replay takes the log's, and the write-back points are in the mix. */
 static void test_observer_free(void **state)
 {
 	(void)state;
@@ -316,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_observer_free),
 		cmocka_unit_test(test_nospace),
+		cmocka_unit_test(test_nospace_shift),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
