@@ -1183,6 +1183,14 @@ static int ext4_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
 	} else {
 		zero_partial(f, &x, off, end);
 	}
+	/* D-DT15 through the edge preallocation: it made the delayed blocks
+	 * of the edges' pages unwritten under their dirty pages, so their
+	 * write-back may zero out the unwritten blocks around them, the
+	 * interior's too (QEMU, 6.1, 2 KiB blocks: "pwrite -S 0x9d 829444
+	 * 43004; fzero -k 866383 10161; finsert 837632 28672" leaves blocks
+	 * 424 and 425 written) */
+	if (ext4_w5_zeroout(f) && f->anywb)
+		ext4_w5_m3(f, &x, lo, hi);
 	rop_close(f, &x);
 	return s < e && f->bs < PAGE_SZ ? ext4_zero_dirty_pages(f, s, e) : 0;
 }

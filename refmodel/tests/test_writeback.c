@@ -530,6 +530,37 @@ static void test_w5_m3_writeback_zeroout(void **st)
 	}
 }
 
+/* D-DT15 through a zero range: its edge preallocation makes delayed
+ * blocks unwritten under their dirty page, and their write-back may zero
+ * out the interior the zero range made unwritten (6.1, blocks < page) */
+static void test_w5_m3_zero_range_edges(void **st)
+{
+	(void)st;
+	static const struct { enum rm_kernel k; uint32_t bs; unsigned may; } c[] = {
+		{ RM_KERNEL_6_1, 2048, RM_UNWRITTEN | RM_DATA },
+		{ RM_KERNEL_6_1, 4096, RM_UNWRITTEN },
+		{ RM_KERNEL_6_12, 2048, RM_UNWRITTEN },
+	};
+	static unsigned char b[43004];
+
+	memset(b, 0x9d, sizeof(b));
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct rm_file *f = mk(RM_PROFILE_EXT4, c[i].k, c[i].bs, 0);
+
+		/* the QEMU case (2 KiB blocks): pwrite 829444 43004 (blocks 405
+		 * to 425 delayed); fzero -k 866383 10161 (edge block 423,
+		 * interior 424-427) */
+		assert_int_equal(rm_pwrite(f, b, sizeof(b), 829444), (int64_t)sizeof(b));
+		assert_int_equal(rm_fallocate(f, RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+					      866383, 10161), 0);
+		chk(f);
+		assert_int_equal(rm_fsync(f), 0);
+		chk(f);
+		assert_after(f, 868352, RM_UNWRITTEN, c[i].may);
+		rm_file_free(f);
+	}
+}
+
 /* W11: clone writes back the source and destination ranges */
 static void test_w11_clone_writes_back(void **st)
 {
@@ -867,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_w10_mwrite),
 		cmocka_unit_test(test_ddt14_zero_in_dirty_page),
 		cmocka_unit_test(test_w5_m3_writeback_zeroout),
+		cmocka_unit_test(test_w5_m3_zero_range_edges),
 		cmocka_unit_test(test_w11_clone_writes_back),
 		cmocka_unit_test(test_w11_clone_past_eof),
 		cmocka_unit_test(test_xfs_m1_cached_delalloc),
