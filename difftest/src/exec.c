@@ -917,6 +917,91 @@ static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_f
 	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
 }
 
+/* rm_walk() callback: the allocated runs of a file (at most DT_RUNS) */
+#define DT_RUNS 64
+struct runs {
+	int64_t a[DT_RUNS], b[DT_RUNS];
+	int n;
+};
+
+static int collect_cb(void *ctx, const struct rm_run *r)
+{
+	struct runs *rs = ctx;
+
+	if (r->state == RM_HOLE)
+		return 0;
+	if (rs->n == DT_RUNS)
+		return 1;	/* too many: no latitude taken */
+	rs->a[rs->n] = r->off;
+	rs->b[rs->n++] = rm_sat_add(r->off, r->len);
+	return 0;
+}
+
+/* Whether one of the target's extents (non-delayed ones only with
+ * nodelay) overlaps [a, b). */
+static int target_has(const struct dt_exec *x, int64_t n, int64_t a, int64_t b, int nodelay)
+{
+	for (int64_t k = 0; k < n; k++) {
+		const struct rm_extent *e = &x->ext[k];
+		if (e->logical < b && rm_sat_add(e->logical, e->length) > a &&
+		    !(nodelay && (e->flags & RM_FIEMAP_DELALLOC)))
+			return 1;
+	}
+	return 0;
+}
+
+/* N1, N2 on a full ext4, a write that succeeds: its write_begin may have
+ * failed first with ENOSPC and freed the blocks past EOF
+ * (ext4_truncate_failed_write()) before the retry succeeded
+ * (ext4_should_retry_alloc() commits the journal, which frees blocks), so
+ * the blocks the file had past its old EOF are all there or all gone
+ * (QEMU, 6.1, a full ext4: "falloc -k 66134016 4096" gone after a 4 KiB
+ * pwrite at 42954752 that succeeded).  Gone, when none of those outside
+ * the write's blocks is left, or, with none outside, when the target holds
+ * the write's blocks there as delayed allocations (over the unwritten
+ * blocks the model has them written-over-unwritten); the model is then
+ * the snapshot truncated to its size, then written. */
+static int retried_write(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
+			 int64_t mr)
+{
+	int i = op->file;
+	int64_t bs = rm_blocksize(*snap), old = rm_size(*snap);
+	int64_t from = old > INT64_MAX - bs ? INT64_MAX : (old + bs - 1) & ~(bs - 1);
+	int64_t w0 = op->off & ~(bs - 1), w1 = rm_sat_add(op->off, mr);
+	struct runs rs = { .n = 0 };
+
+	w1 = w1 > INT64_MAX - bs ? INT64_MAX : (w1 + bs - 1) & ~(bs - 1);
+	if (from >= INT64_MAX || rm_walk(*snap, from, INT64_MAX, collect_cb, &rs) != 0 || !rs.n)
+		return 0;	/* nothing past EOF (or too much to judge) */
+	int64_t n = dt_t_fiemap(x->s, i, from, INT64_MAX - from, &x->ext, &x->extcap);
+	x->syscalls++;
+	if (n < 0)
+		return 0;
+	int out = 0, out_kept = 0, in = 0, in_kept = 0;
+	for (int k = 0; k < rs.n; k++) {
+		int64_t a = rs.a[k], b = rs.b[k];
+		if (a < w0) {
+			out = 1;
+			out_kept |= target_has(x, n, a, b < w0 ? b : w0, 0);
+		}
+		if (b > w1) {
+			out = 1;
+			out_kept |= target_has(x, n, a > w1 ? a : w1, b, 0);
+		}
+		if (a < w1 && b > w0) {
+			in = 1;
+			in_kept |= target_has(x, n, a > w0 ? a : w0, b < w1 ? b : w1, 1);
+		}
+	}
+	if (out ? out_kept : (!in || in_kept))
+		return 0;
+	struct rm_file *m = restore(x, i, snap);
+	int rc = rm_truncate(m, rm_size(m));
+	if (rc < 0)
+		return rc;
+	return rm_pwrite(m, x->mbuf, (size_t)mr, op->off) == mr ? 0 : -EIO;
+}
+
 int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	int i = op->file, rc;
@@ -930,6 +1015,9 @@ int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	count(x, op->kind, tr);
 	if (snap && mr > 0 && (tr == -ENOSPC || (tr > 0 && tr < mr)))
 		return nospace_pwrite(x, op, &snap, tr, opno, d);
+	if (snap && tr == mr && mr > 0 && never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE) &&
+	    (rc = retried_write(x, op, &snap, mr)) < 0)
+		return rc;
 	if (snap)
 		drop_snapshot(&snap);
 	if (out_of_space(mr, tr))

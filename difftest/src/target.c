@@ -910,6 +910,13 @@ ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_
 	 * block, every 10th fails before its first byte; enospc-lie writes
 	 * every byte and answers ENOSPC */
 	int64_t bs = t->mopts.blocksize;
+	/* faulty:enospc on ext4: a write past EOF whose first try failed
+	 * and whose retry succeeded freed the blocks past EOF first
+	 * (ext4_truncate_failed_write()): every 5th such write, shifted */
+	if (t->fault == DT_F_ENOSPC && t->mopts.profile == RM_PROFILE_EXT4 && n > (size_t)bs &&
+	    off >= 0 && (int64_t)n <= t->mopts.maxbytes - off && t->flaky_writes % 5 == 3 &&
+	    off + (int64_t)n > rm_size(FAKE(s, i)))
+		rm_truncate(FAKE(s, i), rm_size(FAKE(s, i)));
 	if ((t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE) && n > (size_t)bs &&
 	    off >= 0 && (int64_t)n <= t->mopts.maxbytes - off && ++t->flaky_writes % 5 == 0) {
 		size_t k = (size_t)(bs - off % bs);
