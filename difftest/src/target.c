@@ -792,6 +792,17 @@ static int new_file(struct dt_session *s, int i)
 	}
 	snprintf(s->path[i], sizeof(s->path[i]), "%s/dt-%s-%u", t->dir, t->tag, t->counter++);
 	rc = open_file(s, i, 1);
+	if (rc == -ENOSPC) {
+		/* a full file system: the file just unlinked may still hold
+		 * its inode (XFS inactivates it in the background, inodegc);
+		 * syncfs() waits for that, then try once more */
+		int d = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d >= 0) {
+			syncfs(d);
+			close(d);
+		}
+		rc = open_file(s, i, 1);
+	}
 	return rc || !t->user ? rc : user_setup(s, i);
 }
 
@@ -803,6 +814,12 @@ static void free_file(struct dt_session *s, int i)
 	rm_file_free(s->fake[i]);
 	s->fake[i] = NULL;
 	if (s->fd[i] >= 0) {
+		/* free the blocks now, not when the unlinked inode is
+		 * inactivated (in the background on XFS): on a nearly full
+		 * file system (free=) the next file needs them */
+		if (ftruncate(s->fd[i], 0)) {
+			/* best effort: the unlink frees them later anyway */
+		}
 		close(s->fd[i]);
 		unlink(s->path[i]);
 		s->fd[i] = -1;
