@@ -240,6 +240,7 @@ struct dt_target {
 	 * kernel documents (exec.c, refmodel RULES.md N1-N4) and counted */
 	int full;
 	uint64_t enospc_checked;
+	uint64_t room_made;	/* free=: filler shrunk to make a new file (make_room()) */
 	int64_t filled_free;		/* bytes free after the filler (statfs) */
 	uint64_t setid_removals;		/* --user: ops that removed set-ID bits (model) */
 	/* file systems made anew (dt_t_fresh_fs()): the boot image restored,

@@ -819,7 +819,9 @@ static struct rm_file *restore(struct dt_exec *x, int i, struct rm_file **snap)
  * block of the range that is a hole there (b if none).  ext4 and XFS
  * allocate a fallocate's range from its start on and keep what they
  * allocated when a later chunk fails (ext4_alloc_file_blocks(),
- * xfs_alloc_file_space()). */
+ * xfs_alloc_file_space()).  A delayed allocation is not allocated: the
+ * chunk that failed left it delayed (FIEMAP without FIEMAP_FLAG_SYNC
+ * reports it as an extent, FIEMAP_EXTENT_DELALLOC). */
 static int64_t target_prefix(struct dt_exec *x, int i, int64_t a, int64_t b)
 {
 	int64_t n = dt_t_fiemap(x->s, i, a, b - a, &x->ext, &x->extcap), p = a;
@@ -827,7 +829,7 @@ static int64_t target_prefix(struct dt_exec *x, int i, int64_t a, int64_t b)
 	x->syscalls++;
 	for (int64_t k = 0; k < n && p < b; k++) {
 		const struct rm_extent *e = &x->ext[k];
-		if (e->logical > p)
+		if (e->logical > p || (e->flags & RM_FIEMAP_DELALLOC))
 			break;
 		int64_t end = rm_sat_add(e->logical, e->length);
 		if (end > p)
@@ -884,39 +886,6 @@ static int written_check(struct dt_exec *x, int i, int64_t off, int64_t mr,
 			  op, opno, d);
 }
 
-/* RULES.md N1, N2: a buffered write that meets ENOSPC before its first
- * byte changes nothing; one that meets it later returns the bytes it
- * wrote, exactly its first tr bytes (generic_perform_write() and
- * iomap_write_iter() stop at the first page whose space reservation,
- * ext4_da_write_begin() / xfs_buffered_write_iomap_begin(), fails). */
-static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
-			  int64_t tr, uint64_t opno, struct dt_div *d)
-{
-	int i = op->file;
-	struct rm_file *m = restore(x, i, snap);
-	int64_t k = tr > 0 ? tr : 0;
-
-	if (k && rm_pwrite(m, x->mbuf, (size_t)k, op->off) != k) {
-		div_set(d, DV_RET, i, opno, op, "the model refuses the short write of %" PRId64
-			" bytes the target made", k);
-		return DV_RET;
-	}
-	/* N1, N2 on ext4: when the page whose write_begin failed reached past
-	 * i_size, ext4_da_write_begin() (ext4_write_begin() without delalloc)
-	 * calls ext4_truncate_failed_write(), which frees the blocks past EOF
-	 * (KEEP_SIZE preallocation): as a truncate to the same size does on
-	 * the ext4 profile (ext4_setattr()) */
-	if (never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE)) {
-		int64_t pg = DT_PAGE_SIZE, pos = rm_sat_add(op->off, k);
-		int64_t chunk = op->len - k < pg - pos % pg ? op->len - k : pg - pos % pg;
-		int rc;
-		if (rm_sat_add(pos, chunk) > rm_size(m) && (rc = rm_truncate(m, rm_size(m))) < 0)
-			return rc;
-	}
-	x->last_mr = tr;
-	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
-}
-
 /* rm_walk() callback: the allocated runs of a file (at most DT_RUNS) */
 #define DT_RUNS 64
 struct runs {
@@ -950,36 +919,35 @@ static int target_has(const struct dt_exec *x, int64_t n, int64_t a, int64_t b, 
 	return 0;
 }
 
-/* N1, N2 on a full ext4, a write that succeeds: its write_begin may have
- * failed first with ENOSPC and freed the blocks past EOF
- * (ext4_truncate_failed_write()) before the retry succeeded
- * (ext4_should_retry_alloc() commits the journal, which frees blocks), so
- * the blocks the file had past its old EOF are all there or all gone
- * (QEMU, 6.1, a full ext4: "falloc -k 66134016 4096" gone after a 4 KiB
- * pwrite at 42954752 that succeeded).  Gone, when none of those outside
- * the write's blocks is left, or, with none outside, when the target holds
- * the write's blocks there as delayed allocations (over the unwritten
- * blocks the model has them written-over-unwritten); the model is then
- * the snapshot truncated to its size, then written. */
-static int retried_write(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
-			 int64_t mr)
+/* N1, N2 on a full ext4: a write_begin that failed with ENOSPC freed the
+ * blocks past EOF (ext4_truncate_failed_write()) and may then have been
+ * retried with success (ext4_should_retry_alloc() commits the journal,
+ * which frees blocks), so after a write that succeeded, or succeeded in
+ * part, the blocks the file had past its old EOF are all there or all
+ * gone (QEMU, 6.1, a full ext4: "falloc -k 66134016 4096" gone after a
+ * 4 KiB pwrite at 42954752 that succeeded).  Gone (1), when none of those
+ * outside the written blocks [off, off + k) is left, or, with none
+ * outside, when the target holds the written blocks there as delayed
+ * allocations (over the unwritten blocks the model has them
+ * written-over-unwritten); m is the model before the write. */
+static int dropped_past_eof(struct dt_exec *x, int i, const struct rm_file *m, int64_t off,
+			    int64_t k)
 {
-	int i = op->file;
-	int64_t bs = rm_blocksize(*snap), old = rm_size(*snap);
+	int64_t bs = rm_blocksize(m), old = rm_size(m);
 	int64_t from = old > INT64_MAX - bs ? INT64_MAX : (old + bs - 1) & ~(bs - 1);
-	int64_t w0 = op->off & ~(bs - 1), w1 = rm_sat_add(op->off, mr);
+	int64_t w0 = off & ~(bs - 1), w1 = rm_sat_add(off, k);
 	struct runs rs = { .n = 0 };
 
 	w1 = w1 > INT64_MAX - bs ? INT64_MAX : (w1 + bs - 1) & ~(bs - 1);
-	if (from >= INT64_MAX || rm_walk(*snap, from, INT64_MAX, collect_cb, &rs) != 0 || !rs.n)
+	if (from >= INT64_MAX || rm_walk(m, from, INT64_MAX, collect_cb, &rs) != 0 || !rs.n)
 		return 0;	/* nothing past EOF (or too much to judge) */
 	int64_t n = dt_t_fiemap(x->s, i, from, INT64_MAX - from, &x->ext, &x->extcap);
 	x->syscalls++;
 	if (n < 0)
 		return 0;
 	int out = 0, out_kept = 0, in = 0, in_kept = 0;
-	for (int k = 0; k < rs.n; k++) {
-		int64_t a = rs.a[k], b = rs.b[k];
+	for (int j = 0; j < rs.n; j++) {
+		int64_t a = rs.a[j], b = rs.b[j];
 		if (a < w0) {
 			out = 1;
 			out_kept |= target_has(x, n, a, b < w0 ? b : w0, 0);
@@ -993,9 +961,54 @@ static int retried_write(struct dt_exec *x, const struct dt_op *op, struct rm_fi
 			in_kept |= target_has(x, n, a > w0 ? a : w0, b < w1 ? b : w1, 1);
 		}
 	}
-	if (out ? out_kept : (!in || in_kept))
-		return 0;
+	return out ? !out_kept : (in && !in_kept);
+}
+
+/* RULES.md N1, N2: a buffered write that meets ENOSPC before its first
+ * byte changes nothing; one that meets it later returns the bytes it
+ * wrote, exactly its first tr bytes (generic_perform_write() and
+ * iomap_write_iter() stop at the first page whose space reservation,
+ * ext4_da_write_begin() / xfs_buffered_write_iomap_begin(), fails). */
+static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
+			  int64_t tr, uint64_t opno, struct dt_div *d)
+{
+	int i = op->file;
 	struct rm_file *m = restore(x, i, snap);
+	int64_t k = tr > 0 ? tr : 0;
+	int ext4 = never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE), rc;
+
+	/* a first page that failed, then succeeded on retry */
+	if (ext4 && dropped_past_eof(x, i, m, op->off, k) == 1 &&
+	    (rc = rm_truncate(m, rm_size(m))) < 0)
+		return rc;
+	if (k && rm_pwrite(m, x->mbuf, (size_t)k, op->off) != k) {
+		div_set(d, DV_RET, i, opno, op, "the model refuses the short write of %" PRId64
+			" bytes the target made", k);
+		return DV_RET;
+	}
+	/* N1, N2 on ext4: when the page whose write_begin failed reached past
+	 * i_size, ext4_da_write_begin() (ext4_write_begin() without delalloc)
+	 * calls ext4_truncate_failed_write(), which frees the blocks past EOF
+	 * (KEEP_SIZE preallocation): as a truncate to the same size does on
+	 * the ext4 profile (ext4_setattr()) */
+	if (ext4) {
+		int64_t pg = DT_PAGE_SIZE, pos = rm_sat_add(op->off, k);
+		int64_t chunk = op->len - k < pg - pos % pg ? op->len - k : pg - pos % pg;
+		if (rm_sat_add(pos, chunk) > rm_size(m) && (rc = rm_truncate(m, rm_size(m))) < 0)
+			return rc;
+	}
+	x->last_mr = tr;
+	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
+}
+
+/* A write that succeeded on a full ext4 (dropped_past_eof()): the model is
+ * then the snapshot truncated to its size, then written. */
+static int retried_write(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
+			 int64_t mr)
+{
+	if (dropped_past_eof(x, op->file, *snap, op->off, mr) != 1)
+		return 0;
+	struct rm_file *m = restore(x, op->file, snap);
 	int rc = rm_truncate(m, rm_size(m));
 	if (rc < 0)
 		return rc;
@@ -1504,7 +1517,9 @@ int dt_x_dio_write(struct dt_exec *x, const struct dt_op *op, uint64_t opno, str
 	}
 	int64_t tr = dt_t_dio_pwrite(x->s, i, x->mbuf, n, op->off);
 	count(x, op->kind, tr);
-	if (out_of_space(mr, tr))
+	/* a misaligned write refused after its first mapping was allocated
+	 * (O3) meets ENOSPC first on a full file system (ext4_iomap_alloc()) */
+	if (out_of_space(mr, tr) || (x->s->t->full && mr == -EINVAL && tr == -ENOSPC))
 		return enospc_reset(x, i);
 	if ((rc = ret_div(d, i, opno, op, mr, tr)))
 		return rc;
