@@ -266,6 +266,10 @@ static void probe_dio_copy(struct dt_target *t, const char *path)
 		t->dio_align = 1;
 		if (!strcmp(t->fsname, "rangeshift-fusefs")) {
 			/* no rule */
+		} else if (t->has_cfg && t->cfg.fs == DT_CFS_EXT4 && t->cfg.data == DT_DATA_JOURNAL) {
+			/* data=journal: ext4_dio_supported() is false, a direct
+			 * read or write falls back to buffered I/O (6.1, 6.12) */
+			add_note(t, "data=journal: direct I/O is buffered, no alignment rule; ");
 		} else if (t->mnt_dev[0] && !stat(t->mnt_dev, &st) && S_ISBLK(st.st_mode)) {
 			int bfd = open(t->mnt_dev, O_RDONLY);
 			if (bfd >= 0 && !ioctl(bfd, BLKSSZGET, &ssz) && ssz > 1)
@@ -274,6 +278,7 @@ static void probe_dio_copy(struct dt_target *t, const char *path)
 				close(bfd);
 		}
 		if (t->dio_align == 1 && strcmp(t->fsname, "rangeshift-fusefs") &&
+		    !(t->has_cfg && t->cfg.fs == DT_CFS_EXT4 && t->cfg.data == DT_DATA_JOURNAL) &&
 		    !statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) &&
 		    (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align > 1)
 			t->dio_align = sx.stx_dio_offset_align;
