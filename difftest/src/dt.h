@@ -237,7 +237,7 @@ struct dt_target {
 	uint64_t enospc_resets, remount_fallbacks;
 	/* free=SIZE (config.h): the target is nearly full; an ENOSPC or a
 	 * short write of an op that allocates is checked against what the
-	 * kernel documents (exec.c, refmodel RULES.md N1-N4) and counted */
+	 * kernel documents (exec.c, refmodel RULES.md N1-N3) and counted */
 	int full;
 	uint64_t enospc_checked;
 	uint64_t room_made;	/* free=: filler shrunk to make a new file (make_room()) */

@@ -1159,14 +1159,12 @@ static int falloc_edges(struct dt_exec *x, const struct dt_op *op, int64_t end,
 	return data_range(x, i, (end & ~(bs - 1)) - bs, rm_sat_add(end & ~(bs - 1), bs), op, opno, d);
 }
 
-/* RULES.md N3, N4: a fallocate (mode 0, KEEP_SIZE; on XFS also
- * ZERO_RANGE) that meets ENOSPC keeps the prefix of its range it
- * allocated: ext4_alloc_file_blocks() allocates chunk by chunk from the
- * start and, for mode 0, moves i_size to each chunk's end
- * (ext4_update_inode_size()); xfs_alloc_file_space() allocates from the
- * start too, and xfs_file_fallocate() sets the size only after it
- * succeeded; an XFS ZERO_RANGE has punched the whole range first
- * (xfs_free_file_space()).  The prefix's end comes from the target's map
+/* RULES.md N3: a fallocate (mode 0, KEEP_SIZE) that meets ENOSPC keeps
+ * the prefix of its range it allocated: ext4_alloc_file_blocks()
+ * allocates chunk by chunk from the start and, for mode 0, moves i_size
+ * to each chunk's end (ext4_update_inode_size()); xfs_alloc_file_space()
+ * allocates from the start too, and xfs_file_fallocate() sets the size
+ * only after it succeeded.  The prefix's end comes from the target's map
  * (its first hole in the range); the model applies exactly that, and the
  * file is checked. */
 static int nospace_falloc(struct dt_exec *x, const struct dt_op *op, struct rm_file **snap,
@@ -1181,14 +1179,8 @@ static int nospace_falloc(struct dt_exec *x, const struct dt_op *op, struct rm_f
 
 	/* rangeshift-fusefs reserves the space an op needs before applying
 	 * it (fusefs/src/node.c reserve()): there ENOSPC changes nothing */
-	int fuse = dt_target_is_fuse(x->s->t);
-	if (fuse)
+	if (dt_target_is_fuse(x->s->t))
 		b = a;
-	else if ((mode & RM_FALLOC_FL_ZERO_RANGE) &&
-	    rm_fallocate(m, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE, off, len)) {
-		div_set(d, DV_RET, i, opno, op, "the model refuses the punch of an XFS zero range");
-		return DV_RET;
-	}
 	/* the prefix's last block may hold the range's end: ext4 caps the
 	 * size at offset + len (epos = new_size) */
 	int64_t p = b > a ? target_prefix(x, i, a, b) : a;
@@ -1216,11 +1208,11 @@ int dt_x_falloc(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	/* a request the FUSE kernel refuses never reaches the model */
 	int64_t mr = dt_t_fuse_front(s->t, mode, off, len);
 
-	/* free=: fallocate's allocating modes keep a snapshot (N3, N4; a
-	 * fusefs zero range too: the server changes nothing on ENOSPC) */
+	/* free=: fallocate's allocating modes keep a snapshot (N3; a fusefs
+	 * zero range too: the server changes nothing on ENOSPC).  Not an XFS
+	 * zero range (N4): its punch may fail halfway, the file restarts */
 	int alloc = !(mode & ~(RM_FALLOC_FL_KEEP_SIZE | RM_FALLOC_FL_ZERO_RANGE)) &&
-		    (!(mode & RM_FALLOC_FL_ZERO_RANGE) || s->t->mopts.profile == RM_PROFILE_XFS ||
-		     dt_target_is_fuse(s->t));
+		    (!(mode & RM_FALLOC_FL_ZERO_RANGE) || dt_target_is_fuse(s->t));
 	struct rm_file *snap = mr == 0 && alloc ? snapshot(x, i) : NULL;
 
 	if (mr == 0)

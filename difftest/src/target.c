@@ -1100,18 +1100,13 @@ int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t l
 		return r;
 	}
 	/* faulty:enospc: every 4th allocating fallocate of more than a block
-	 * keeps its first block and fails (N3, N4; XFS: size unchanged) */
+	 * keeps its first block and fails (N3; XFS: size unchanged) */
 	int64_t bs = t->mopts.blocksize;
 	int xfs = t->mopts.profile == RM_PROFILE_XFS;
-	int zero = mode & RM_FALLOC_FL_ZERO_RANGE;
-	if (t->fault == DT_F_ENOSPC &&
-	    !(mode & ~(RM_FALLOC_FL_KEEP_SIZE | (xfs ? RM_FALLOC_FL_ZERO_RANGE : 0))) &&
+	if (t->fault == DT_F_ENOSPC && !(mode & ~RM_FALLOC_FL_KEEP_SIZE) &&
 	    off >= 0 && len > bs && len <= INT64_MAX - off && off + len <= t->mopts.maxbytes &&
 	    ++t->flaky_writes % 4 == 0) {
 		int keep = xfs ? RM_FALLOC_FL_KEEP_SIZE : mode & RM_FALLOC_FL_KEEP_SIZE;
-		/* an XFS zero range punches the range first (N4) */
-		if (zero)
-			rm_fallocate(f, RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_KEEP_SIZE, off, len);
 		/* as ext4_alloc_file_blocks(): the allocated run at the start,
 		 * one chunk more (its first hole block), then the failure;
 		 * ext4's mode 0 moved i_size to the end of what it mapped */

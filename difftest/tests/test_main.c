@@ -259,7 +259,7 @@ static int teardown(void **state)
 }
 
 /* A nearly full target (free=, here the model target faulty:enospc that
- * runs out of space as ext4 and XFS do, RULES.md N1-N4): its ENOSPCs and
+ * runs out of space as ext4 and XFS do, RULES.md N1-N3): its ENOSPCs and
  * short writes are checked, not reset, and the run is clean; one that
  * writes every byte and answers ENOSPC is caught. */
 static void test_nospace(void **state)
