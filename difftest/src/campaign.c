@@ -128,12 +128,13 @@ static void add_div(struct dt_campaign *c, struct dt_tresult *r, const struct dt
 /* The first op of the window a divergence is shrunk from: the ops since
  * the diverging file's current incarnation began; for fsck, since the
  * oldest file's (the corrupt inode can be any file's: the remount op
- * names one at random). */
+ * names one at random); on a nearly full target (free=) too, since every
+ * file's blocks decide where ENOSPC falls. */
 static size_t div_window(const struct oplog *l, const size_t *epoch, const struct dt_div *d,
-			 int nfiles)
+			 int nfiles, int full)
 {
 	size_t from = epoch[d->file];
-	if (d->kind == DV_FSCK)
+	if (d->kind == DV_FSCK || full)
 		for (int i = 0; i < nfiles; i++)
 			if (epoch[i] < from)
 				from = epoch[i];
@@ -209,7 +210,7 @@ static void handle_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		c->tty ? "\n" : "", r->divergences, t->name, d->file, d->opno, line, d->msg);
 	sanitize(t->name, tn, sizeof(tn));
 	snprintf(dir, sizeof(dir), "%s/div-%s%s-%" PRIu64, c->out, c->shard_tag, tn, r->divergences);
-	size_t from = div_window(l, epoch, d, nfiles), n = l->n - from;
+	size_t from = div_window(l, epoch, d, nfiles, t->full), n = l->n - from;
 	if (c->no_shrink) {
 		dt_write_repro(dir, t, nfiles, l->v + from, n, d, c->seed);
 		add_div(c, r, d, dir, n, DT_SHRINK_OFF, NULL);
