@@ -981,6 +981,17 @@ static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_f
 	if (ext4 && dropped_past_eof(x, i, m, op->off, k) == 1 &&
 	    (rc = rm_truncate(m, rm_size(m))) < 0)
 		return rc;
+	/* XFS, a write past EOF that failed before its first byte: the gap
+	 * from EOF to the write was zeroed first (xfs_file_write_checks() ->
+	 * xfs_zero_range()), and zeroing the written or delayed blocks there
+	 * raised i_size to their end (iomap_write_end()): the size may have
+	 * grown, up to the write's offset, with zeros (the campaign's
+	 * xfs:free=1m control: 3670023 -> 3674112, the EOF block's end) */
+	int64_t ts;
+	if (!k && x->s->t->mopts.profile == RM_PROFILE_XFS && !dt_target_is_fuse(x->s->t) &&
+	    op->off > rm_size(m) && (ts = dt_t_size(x->s, i)) > rm_size(m) && ts <= op->off &&
+	    (rc = rm_truncate(m, ts)) < 0)
+		return rc;
 	if (k && rm_pwrite(m, x->mbuf, (size_t)k, op->off) != k) {
 		div_set(d, DV_RET, i, opno, op, "the model refuses the short write of %" PRId64
 			" bytes the target made", k);
