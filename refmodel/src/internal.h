@@ -203,6 +203,15 @@ void tree_free(struct rm_file *f, struct node *t);
 int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x);
 int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b);
 int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k);
+/* rop_extend_kind()'s k for an unwritten run whose blocks may also be holes
+ * that may be unwritten (a refused direct write's, O3) */
+#define K_MAY_UNWRITTEN 0x100u
+/* A segment an ext4 conversion's zero-out (M3) may reach: unwritten, or a
+ * hole that may be unwritten. */
+static inline bool seg_may_unwritten(const struct seg *s)
+{
+	return s->kind == K_UNWRITTEN || (s->kind == K_HOLE && (s->may & RM_UNWRITTEN));
+}
 void rop_close(struct rm_file *f, struct rop *x);
 /* vec functions: positions are absolute byte offsets; x->a is the vec base */
 size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos);

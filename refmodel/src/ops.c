@@ -193,7 +193,7 @@ static void fn_write_prep(struct seg *s, unsigned arg)
 }
 static void fn_or_may_unwritten(struct seg *s, unsigned may)
 {
-	if (s->kind == K_UNWRITTEN)
+	if (seg_may_unwritten(s))
 		s->may |= (uint8_t)may;
 }
 static void fn_or_may_hole(struct seg *s, unsigned may)
@@ -252,7 +252,7 @@ static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 		q += f->vec.v[i].len;
 	int64_t qq = q;
 	for (size_t k = i; k-- > 0;) {
-		if (f->vec.v[k].kind != K_UNWRITTEN)
+		if (!seg_may_unwritten(&f->vec.v[k]))
 			break;
 		qq -= f->vec.v[k].len;
 		ls = qq;
@@ -260,7 +260,7 @@ static void ext4_m3(struct rm_file *f, struct rop *x, int64_t s, int64_t e,
 	for (; i < f->vec.n && q < e; i++)
 		q += f->vec.v[i].len;
 	for (size_t k = i; k < f->vec.n; k++) {
-		if (f->vec.v[k].kind != K_UNWRITTEN)
+		if (!seg_may_unwritten(&f->vec.v[k]))
 			break;
 		q += f->vec.v[k].len;
 		re = q;
@@ -276,6 +276,14 @@ static unsigned blk_kind(struct rm_file *f, struct rop *x, int64_t pos)
 {
 	struct seg *s = v_at(f, x, pos, NULL);
 	return s ? s->kind : K_HOLE;
+}
+
+/* Whether the block containing pos is unwritten, or a hole that may be
+ * (seg_may_unwritten()). */
+static bool blk_may_unwritten(struct rm_file *f, struct rop *x, int64_t pos)
+{
+	struct seg *s = v_at(f, x, pos, NULL);
+	return s && seg_may_unwritten(s);
 }
 
 /* Widen the open range [x->a, x->b), before any edit, by the M3 window on
@@ -294,13 +302,13 @@ static int ext4_zo_widen(struct rm_file *f, struct rop *x, bool back, bool fwd)
 	if (!zo)
 		return 0;
 	int64_t lo = x->a, hi = x->b;
-	if (back && lo > 0 && blk_kind(f, x, lo - 1) == K_UNWRITTEN)
+	if (back && lo > 0 && blk_may_unwritten(f, x, lo - 1))
 		lo = max64(0, lo - zo);
-	if (fwd && blk_kind(f, x, hi) == K_UNWRITTEN)
+	if (fwd && blk_may_unwritten(f, x, hi))
 		hi = sat_add(hi, zo);
 	if (lo == x->a && hi == x->b)
 		return 0;
-	int err = rop_extend_kind(f, x, lo, hi, K_UNWRITTEN);
+	int err = rop_extend_kind(f, x, lo, hi, K_MAY_UNWRITTEN);
 	if (err)
 		rop_close(f, x);
 	return err;
@@ -585,9 +593,13 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 	int err = rop_open(f, lo, hi, &x);
 	if (err)
 		return err;
-	/* M3 edges, from the states before the write (D6(b)) */
-	bool ua = blk_kind(f, &x, a) == K_UNWRITTEN;
-	bool ue = blk_kind(f, &x, e - 1) == K_UNWRITTEN;
+	/* M3 edges, from the states before the write (D6(b)); a hole that
+	 * may be unwritten (a refused direct write's, O3) counts: if it is,
+	 * its conversion zeroes out as an unwritten block's does (found by
+	 * the campaign's ext4:nodelalloc control, where a write converts at
+	 * once) */
+	bool ua = blk_may_unwritten(f, &x, a);
+	bool ue = blk_may_unwritten(f, &x, e - 1);
 	if (zo && (ua || ue)) {
 		/* only a run holding the first / last block can be zeroed
 		 * out past the write (ext4_m3() below) */
@@ -595,12 +607,13 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 		if (err)
 			return err;
 	}
-	bool had_unwritten = false;
+	bool had_unwritten = false, may_unwritten = false;
 	int64_t p = x.base;
 	for (size_t i = 0; i < f->vec.n; i++) {
 		const struct seg *s = &f->vec.v[i];
 		if (p < e && p + s->len > a) {
 			had_unwritten |= s->kind == K_UNWRITTEN;
+			may_unwritten |= seg_may_unwritten(s);
 		}
 		p += s->len;
 	}
@@ -629,7 +642,7 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 		f->pending = true;
 	if (!f->write_through)
 		f->anywb = true;
-	if (f->profile == RM_PROFILE_EXT4 && had_unwritten && zo) {
+	if (f->profile == RM_PROFILE_EXT4 && may_unwritten && zo) {
 		/* M3: the unwritten run touching the write */
 		ext4_m3(f, &x, a, e, ua, ue);
 	}

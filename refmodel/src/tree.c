@@ -479,6 +479,12 @@ int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
  * M3 zero-out), this is what rop_extend(a, b) would give without
  * flattening every untouched node within reach.  The caller checks that
  * the run does cross the old edge.  Errors as rop_extend(). */
+/* rop_extend_kind()'s test: kind k, or K_MAY_UNWRITTEN's wider one */
+static bool kind_is(const struct seg *s, unsigned k)
+{
+	return k == K_MAY_UNWRITTEN ? seg_may_unwritten(s) : s->kind == k;
+}
+
 int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k)
 {
 	struct segvec *v = &f->vec;
@@ -488,9 +494,9 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 		/* base >= a: the vector must also hold the segment before
 		 * a, or an edit at a could make the first segment equal to
 		 * L's last one */
-		while (x->base >= a && v->n && v->v[0].kind == k && x->L) {
+		while (x->base >= a && v->n && kind_is(&v->v[0], k) && x->L) {
 			const struct seg *last = tree_last(x->L);
-			if (last->kind != k)
+			if (!kind_is(last, k))
 				break;
 			/* pulls exactly the nodes ending at or after base - 1 */
 			err = rop_extend(f, x, x->base - 1, x->b);
@@ -507,11 +513,11 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 		for (size_t i = 0; i < v->n; i++)
 			e += v->v[i].len;
 		/* e <= b: the vector must also hold the node at b */
-		while (e <= b && v->n && v->v[v->n - 1].kind == k && x->R) {
+		while (e <= b && v->n && kind_is(&v->v[v->n - 1], k) && x->R) {
 			const struct node *t = x->R;
 			while (t->l)
 				t = t->l;
-			if (t->e[0].s.kind != k)
+			if (!kind_is(&t->e[0].s, k))
 				break;
 			int64_t len = t->own_len;	/* t is freed below */
 			/* pulls the nodes of R starting at e (its first) */

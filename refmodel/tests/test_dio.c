@@ -42,6 +42,33 @@ static void test_dio_o1_args(void **state)
 	}
 }
 
+/* O3 + M3: the blocks a refused ext4 direct write may have allocated
+ * unwritten are zeroed out by the conversion of a buffered write next to
+ * them, if they are unwritten: D joins their may-set (the campaign's
+ * ext4:nodelalloc control, 6.1: "truncate 2310987; dio_pwrite 1229187
+ * 55511; pwrite 1232896 3268" leaves block 300 written). */
+static void test_dio_o3_then_write_m3(void **state)
+{
+	(void)state;
+	struct rm_file *f = mk(RM_PROFILE_EXT4);
+	unsigned may;
+
+	assert_int_equal(rm_truncate(f, 2310987), 0);
+	memset(buf, 0xef, sizeof(buf));
+	assert_int_equal(rm_dio_pwrite(f, buf, 55511, 1229187, 512), -EINVAL);
+	chk(f);
+	assert_int_equal(st_may(f, 300 * K, &may), RM_HOLE);
+	assert_int_equal(may, RM_HOLE | RM_UNWRITTEN);
+	assert_int_equal(rm_pwrite(f, buf, 3268, 1232896), 3268);
+	chk(f);
+	assert_int_equal(st_may(f, 300 * K, &may), RM_HOLE);
+	assert_int_equal(may, RM_HOLE | RM_UNWRITTEN | RM_DATA);
+	/* a plain hole next to a write stays a hole */
+	assert_int_equal(st_may(f, 290 * K, &may), RM_HOLE);
+	assert_int_equal(may, RM_HOLE);
+	rm_file_free(f);
+}
+
 /* O5: an aligned write is a write whose blocks are exactly written, also
  * over unwritten blocks (no M5 latitude), and extends the file. */
 static void test_dio_o5_write_exactly_written(void **state)
@@ -288,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_dio_o5_write_exactly_written),
 		cmocka_unit_test(test_dio_o2_xfs_misaligned_write),
 		cmocka_unit_test(test_dio_o3_ext4_misaligned_write),
+		cmocka_unit_test(test_dio_o3_then_write_m3),
 		cmocka_unit_test(test_dio_o7_xfs_reflink_bounce),
 		cmocka_unit_test(test_dio_o4_read),
 		cmocka_unit_test(test_dio_o4_read_latitude),
