@@ -99,6 +99,16 @@ static inline int64_t dt_mapped_len(int64_t off, int64_t len, int64_t size)
  * write-back, larger than a block of 1 or 2 KiB. */
 #define DT_PAGE_SIZE	4096
 
+/* A buffered write of len bytes at off that wrote k of them failed in the
+ * write_begin of the page chunk at off + k: where that chunk ends (ext4
+ * calls ext4_truncate_failed_write() when this passes i_size). */
+static inline int64_t dt_failed_page_end(int64_t off, int64_t len, int64_t k)
+{
+	int64_t pos = rm_sat_add(off, k), room = DT_PAGE_SIZE - pos % DT_PAGE_SIZE;
+
+	return rm_sat_add(pos, len - k < room ? len - k : room);
+}
+
 /* An mmap write of n bytes of buf at off (inside EOF) on model m: with
  * blocks smaller than a page, rm_mwrite(): every block of each touched
  * page up to EOF is allocated and written back (ext4_page_mkwrite() ->

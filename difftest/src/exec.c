@@ -771,14 +771,18 @@ static int enospc_reset(struct dt_exec *x, int i)
  * ext4_insert_range() with EXT4_GET_BLOCKS_METADATA_NOFAIL, which
  * ext4_ext_insert_extent() turns into EXT4_MB_USE_RESERVED.  So on a full
  * ext4 they still succeed, and an ENOSPC is a divergence, not a restart.
- * Only a real ext4 (or a model target of its profile): not fusefs (the
+ * Only a real ext4 (or a model target of its profile, ext4_target()): not fusefs (the
  * server has no reserve), not XFS (xfs_insert_file_space() and
  * xfs_unmap_extent() reserve blocks from the free pool and may fail). */
-static int never_enospc(const struct dt_target *t, int mode)
+static int ext4_target(const struct dt_target *t)
 {
 	return t->mopts.profile == RM_PROFILE_EXT4 &&
-	       (t->type != DT_T_FD || !strcmp(t->fsname, "ext4")) &&
-	       !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
+	       (t->type != DT_T_FD || !strcmp(t->fsname, "ext4"));
+}
+
+static int never_enospc(const struct dt_target *t, int mode)
+{
+	return ext4_target(t) && !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
 	       (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_INSERT_RANGE |
 			RM_FALLOC_FL_COLLAPSE_RANGE));
 }
@@ -975,7 +979,7 @@ static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_f
 	int i = op->file;
 	struct rm_file *m = restore(x, i, snap);
 	int64_t k = tr > 0 ? tr : 0;
-	int ext4 = never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE), rc;
+	int ext4 = ext4_target(x->s->t), rc;
 
 	/* a first page that failed, then succeeded on retry */
 	if (ext4 && dropped_past_eof(x, i, m, op->off, k) == 1 &&
@@ -1002,12 +1006,9 @@ static int nospace_pwrite(struct dt_exec *x, const struct dt_op *op, struct rm_f
 	 * calls ext4_truncate_failed_write(), which frees the blocks past EOF
 	 * (KEEP_SIZE preallocation): as a truncate to the same size does on
 	 * the ext4 profile (ext4_setattr()) */
-	if (ext4) {
-		int64_t pg = DT_PAGE_SIZE, pos = rm_sat_add(op->off, k);
-		int64_t chunk = op->len - k < pg - pos % pg ? op->len - k : pg - pos % pg;
-		if (rm_sat_add(pos, chunk) > rm_size(m) && (rc = rm_truncate(m, rm_size(m))) < 0)
-			return rc;
-	}
+	if (ext4 && dt_failed_page_end(op->off, op->len, k) > rm_size(m) &&
+	    (rc = rm_truncate(m, rm_size(m))) < 0)
+		return rc;
 	x->last_mr = tr;
 	return written_check(x, i, op->off, k ? k : op->len, op, opno, d);
 }
@@ -1039,7 +1040,7 @@ int dt_x_pwrite(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct
 	count(x, op->kind, tr);
 	if (snap && mr > 0 && (tr == -ENOSPC || (tr > 0 && tr < mr)))
 		return nospace_pwrite(x, op, &snap, tr, opno, d);
-	if (snap && tr == mr && mr > 0 && never_enospc(x->s->t, RM_FALLOC_FL_PUNCH_HOLE) &&
+	if (snap && tr == mr && mr > 0 && ext4_target(x->s->t) &&
 	    (rc = retried_write(x, op, &snap, mr)) < 0)
 		return rc;
 	if (snap)

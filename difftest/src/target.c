@@ -263,12 +263,14 @@ static void probe_dio_copy(struct dt_target *t, const char *path)
 		struct statx sx;
 		struct stat st;
 		int ssz = 0;
+		/* data=journal: ext4_dio_supported() is false, a direct read
+		 * or write falls back to buffered I/O (6.1, 6.12) */
+		int buffered = t->has_cfg && t->cfg.fs == DT_CFS_EXT4 &&
+			       t->cfg.data == DT_DATA_JOURNAL;
 		t->dio_align = 1;
 		if (!strcmp(t->fsname, "rangeshift-fusefs")) {
 			/* no rule */
-		} else if (t->has_cfg && t->cfg.fs == DT_CFS_EXT4 && t->cfg.data == DT_DATA_JOURNAL) {
-			/* data=journal: ext4_dio_supported() is false, a direct
-			 * read or write falls back to buffered I/O (6.1, 6.12) */
+		} else if (buffered) {
 			add_note(t, "data=journal: direct I/O is buffered, no alignment rule; ");
 		} else if (t->mnt_dev[0] && !stat(t->mnt_dev, &st) && S_ISBLK(st.st_mode)) {
 			int bfd = open(t->mnt_dev, O_RDONLY);
@@ -277,8 +279,7 @@ static void probe_dio_copy(struct dt_target *t, const char *path)
 			if (bfd >= 0)
 				close(bfd);
 		}
-		if (t->dio_align == 1 && strcmp(t->fsname, "rangeshift-fusefs") &&
-		    !(t->has_cfg && t->cfg.fs == DT_CFS_EXT4 && t->cfg.data == DT_DATA_JOURNAL) &&
+		if (t->dio_align == 1 && strcmp(t->fsname, "rangeshift-fusefs") && !buffered &&
 		    !statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) &&
 		    (sx.stx_mask & STATX_DIOALIGN) && sx.stx_dio_offset_align > 1)
 			t->dio_align = sx.stx_dio_offset_align;
@@ -965,10 +966,9 @@ ssize_t dt_t_pwrite(struct dt_session *s, int i, const void *b, size_t n, int64_
 		ssize_t r = t->flaky_writes % 10 == 0 ? -ENOSPC : rm_pwrite(FAKE(s, i), b, k, off);
 		/* ext4: the failing page reached past EOF, so
 		 * ext4_truncate_failed_write() frees the blocks past it */
-		int64_t pos = off + (r > 0 ? r : 0), sz = rm_size(FAKE(s, i));
-		int64_t pg = DT_PAGE_SIZE, left = (int64_t)n - (pos - off);
-		int64_t chunk = left < pg - pos % pg ? left : pg - pos % pg;
-		if (t->mopts.profile == RM_PROFILE_EXT4 && pos + chunk > sz)
+		int64_t sz = rm_size(FAKE(s, i));
+		if (t->mopts.profile == RM_PROFILE_EXT4 &&
+		    dt_failed_page_end(off, (int64_t)n, r > 0 ? r : 0) > sz)
 			rm_truncate(FAKE(s, i), sz);
 		return r;
 	}

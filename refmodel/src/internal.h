@@ -202,10 +202,8 @@ int64_t tree_len(const struct node *t);
 void tree_free(struct rm_file *f, struct node *t);
 int rop_open(struct rm_file *f, int64_t a, int64_t b, struct rop *x);
 int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b);
-int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k);
-/* rop_extend_kind()'s k for an unwritten run whose blocks may also be holes
- * that may be unwritten (a refused direct write's, O3) */
-#define K_MAY_UNWRITTEN 0x100u
+int rop_extend_run(struct rm_file *f, struct rop *x, int64_t a, int64_t b,
+		   bool (*in_run)(const struct seg *));
 /* A segment an ext4 conversion's zero-out (M3) may reach: unwritten, or a
  * hole that may be unwritten. */
 static inline bool seg_may_unwritten(const struct seg *s)

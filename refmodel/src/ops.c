@@ -308,7 +308,7 @@ static int ext4_zo_widen(struct rm_file *f, struct rop *x, bool back, bool fwd)
 		hi = sat_add(hi, zo);
 	if (lo == x->a && hi == x->b)
 		return 0;
-	int err = rop_extend_kind(f, x, lo, hi, K_MAY_UNWRITTEN);
+	int err = rop_extend_run(f, x, lo, hi, seg_may_unwritten);
 	if (err)
 		rop_close(f, x);
 	return err;

@@ -469,23 +469,18 @@ int rop_extend(struct rm_file *f, struct rop *x, int64_t a, int64_t b)
 }
 
 /* Widen an open range towards [a, b) (before any edit) only as far as a
- * run of segments of kind k continues from its edges: while the first
- * segment of the vector is of kind k and so is the last node of L, that
- * node moves into the vector (likewise at the right end with R), and the
- * range ends at a / b or, where the run stops first, at the vector's edge
- * (where a segment of kind k meets one of another kind, so no edit that
- * keeps kinds there can make them mergeable).  For
+ * run of segments that in_run() accepts continues from its edges: while
+ * the first segment of the vector is accepted and so is the last node of
+ * L, that node moves into the vector (likewise at the right end with R),
+ * and the range ends at a / b or, where the run stops first, at the
+ * vector's edge (where an accepted segment meets one that is not, so no
+ * edit that keeps the run accepted there can make them mergeable).  For
  * callers whose edits past the old edges depend only on that run (ext4's
  * M3 zero-out), this is what rop_extend(a, b) would give without
  * flattening every untouched node within reach.  The caller checks that
  * the run does cross the old edge.  Errors as rop_extend(). */
-/* rop_extend_kind()'s test: kind k, or K_MAY_UNWRITTEN's wider one */
-static bool kind_is(const struct seg *s, unsigned k)
-{
-	return k == K_MAY_UNWRITTEN ? seg_may_unwritten(s) : s->kind == k;
-}
-
-int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsigned k)
+int rop_extend_run(struct rm_file *f, struct rop *x, int64_t a, int64_t b,
+		   bool (*in_run)(const struct seg *))
 {
 	struct segvec *v = &f->vec;
 	int err;
@@ -494,9 +489,9 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 		/* base >= a: the vector must also hold the segment before
 		 * a, or an edit at a could make the first segment equal to
 		 * L's last one */
-		while (x->base >= a && v->n && kind_is(&v->v[0], k) && x->L) {
+		while (x->base >= a && v->n && in_run(&v->v[0]) && x->L) {
 			const struct seg *last = tree_last(x->L);
-			if (!kind_is(last, k))
+			if (!in_run(last))
 				break;
 			/* pulls exactly the nodes ending at or after base - 1 */
 			err = rop_extend(f, x, x->base - 1, x->b);
@@ -513,11 +508,11 @@ int rop_extend_kind(struct rm_file *f, struct rop *x, int64_t a, int64_t b, unsi
 		for (size_t i = 0; i < v->n; i++)
 			e += v->v[i].len;
 		/* e <= b: the vector must also hold the node at b */
-		while (e <= b && v->n && kind_is(&v->v[v->n - 1], k) && x->R) {
+		while (e <= b && v->n && in_run(&v->v[v->n - 1]) && x->R) {
 			const struct node *t = x->R;
 			while (t->l)
 				t = t->l;
-			if (!kind_is(&t->e[0].s, k))
+			if (!in_run(&t->e[0].s))
 				break;
 			int64_t len = t->own_len;	/* t is freed below */
 			/* pulls the nodes of R starting at e (its first) */
