@@ -169,12 +169,13 @@ static void shrink_div(struct dt_campaign *c, struct dt_target *t, struct dt_tre
 		snprintf(cj, sizeof(cj), "%s/shrink-candidate-%s%s.log", c->journal, c->shard_tag, tn);
 	fprintf(stderr, "difftest: shrinking %zu ops (ddmin, fresh files per candidate; in the "
 		"guest a file system made anew)...\n", n);
-	int rc = dt_shrink(t, nfiles, w, n, d->file, d->kind, &c->o, c->shrink_tests,
+	int rc = dt_shrink(t, nfiles, w, n, d, &c->o, c->shrink_tests,
 			   c->shrink_seconds, c->journal[0] ? cj : NULL, &sr);
 	if (rc == 0) {
 		dt_write_repro(dir, t, sr.nfiles, sr.ops, sr.nops, &sr.div, c->seed);
-		fprintf(stderr, "difftest: shrunk to %zu ops in %" PRIu64 " runs (%.1fs%s): %s/repro.sh\n",
-			sr.nops, sr.tests, sr.seconds, sr.complete ? ", 1-minimal" : ", budget hit", dir);
+		fprintf(stderr, "difftest: shrunk to %zu ops in %" PRIu64 " runs (%.1fs%s%s): %s/repro.sh\n",
+			sr.nops, sr.tests, sr.seconds, sr.complete ? ", 1-minimal" : ", budget hit",
+			sr.filled ? "; replayed with a fill before the op that met ENOSPC" : "", dir);
 		add_div(c, r, d, dir, n, DT_SHRUNK, &sr);
 	} else {
 		if (sr.flaky)

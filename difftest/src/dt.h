@@ -62,6 +62,7 @@ enum dt_kind {
 	DT_COPY_RANGE,		/* copy_file_range(2) from file `src`, repeated as xfs_io does */
 	DT_DEDUPE,		/* FIDEDUPERANGE from file `src` (XFS; else EOPNOTSUPP) */
 	DT_CHMOD,		/* fchmod(fd, off): the new mode (--user runs) */
+	DT_FILL,		/* free= targets: the filler takes every free block (shrinker) */
 	DT_NKINDS
 };
 
@@ -204,7 +205,7 @@ void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 enum dt_ttype { DT_T_FD, DT_T_FAULTY, DT_T_MODEL };
 enum dt_fault { DT_F_NONE, DT_F_INSERT_OBO, DT_F_LOST_UNWRITTEN, DT_F_WRONG_ERRNO,
 		DT_F_FLAKY, DT_F_KEEP_SETID, DT_F_ENOSPC, DT_F_ENOSPC_LIE,
-		DT_F_ENOSPC_SHIFT };
+		DT_F_ENOSPC_SHIFT, DT_F_ENOSPC_FULL };
 #define DT_FLAKY_AT	300	/* faulty:flaky: the pwrite that fails (once) */
 
 struct dt_session;
@@ -242,6 +243,7 @@ struct dt_target {
 	struct dt_session *sessions;	/* open sessions (for remount) */
 	unsigned counter;		/* unique file names */
 	uint64_t flaky_writes;		/* faulty:flaky: pwrites so far */
+	int filled;			/* faulty:enospc-full: a fill op ran on this file system */
 	char tag[64];
 	/* counters of events that are not divergences */
 	uint64_t enospc_resets, remount_fallbacks;
@@ -376,6 +378,9 @@ int64_t dt_t_dedupe(struct dt_session *s, int i, int src, int64_t soff, int64_t 
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
+/* free= targets: syncfs, then the filler grows until ENOSPC: the bytes it
+ * took, or -errno (-EINVAL: not a free= target, note says why) */
+int64_t dt_t_fill(struct dt_session *s, char *note, size_t n);
 int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n);
 /* The pristine image of scratch device dev from DIFFTEST_PRISTINE
  * ("DEV=MAP:IMAGE;...", set by vm/init): 1 with map and img (n bytes each)
@@ -615,6 +620,7 @@ struct dt_shrink_res {
 	int replays;		/* the whole log, run once more first, diverged
 				 * again (same kind, same file): 1, else 0 and
 				 * nothing was shrunk (-EAGAIN) */
+	int filled;		/* a fill op was put before the last op first */
 };
 /* Run ops on fresh files of target t; return DV kind of the first
  * divergence (with *d), DV_NONE if clean (d->snap: the last op's file's
@@ -626,10 +632,13 @@ int dt_run_log(struct dt_target *t, int nfiles, const struct dt_op *ops,
  * kernel crashes, whose verdict is the kernel log.  0 or -errno (err). */
 int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		       size_t n, const struct dt_opts *o, uint64_t *ndiv, char *err, size_t errn);
-/* journal (or NULL): path each candidate's log is written to, synced,
- * before the candidate runs (--journal: a kernel crash in a candidate). */
+/* seen: the divergence being shrunk (its kind, file, and for DV_RET the
+ * target's result).  journal (or NULL): path each candidate's log is
+ * written to, synced, before the candidate runs (--journal: a kernel crash
+ * in a candidate).  A nearly full target's ENOSPC is shrunk with a fill op
+ * before the op that met it (shrink.c). */
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
-	      size_t n, int file, int kind, const struct dt_opts *o,
+	      size_t n, const struct dt_div *seen, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, const char *journal,
 	      struct dt_shrink_res *r);
 /* In the guest, make t's scratch file system anew before a run of a log

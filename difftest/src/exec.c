@@ -1423,6 +1423,22 @@ int dt_x_remount(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	return DV_NONE;
 }
 
+/* The shrinker's fill (optab.c): changes no file, but syncfs writes every
+ * file back first. */
+int dt_x_fill(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
+{
+	char note[PATH_MAX + 128];
+
+	model_writeback_all(x);
+	int64_t tr = dt_t_fill(x->s, note, sizeof(note));
+	count(x, op->kind, tr);
+	if (tr < 0) {
+		div_set(d, DV_RET, op->file, opno, op, "%s", note);
+		return (int)tr;
+	}
+	return DV_NONE;
+}
+
 int dt_x_seek(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	struct dt_session *s = x->s;

@@ -273,6 +273,13 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 				 in->ops[j].src, in->nfiles);
 			return -EINVAL;
 		}
+		/* a fill needs a nearly full file system (free=), which the
+		 * test's scratch mount is not made as */
+		if (in->ops[j].kind == DT_FILL) {
+			snprintf(err, errn, "op %zu (%s): a fill needs a free= configuration, "
+				 "which an xfstests test does not make: use repro.sh", j + 1, line);
+			return -EINVAL;
+		}
 		/* xfs_io -d is for direct I/O only (an xfs_io of its own) */
 		int dio = in->ops[j].kind == DT_DIO_WRITE || in->ops[j].kind == DT_DIO_READ, dflag;
 		if (r == DT_XIO_NONE || ((od->flags & DT_OPF_OWNRUN) && !dio)) {

@@ -103,12 +103,18 @@ int dt_weights_parse(unsigned *w, const char *spec, char *err, size_t errn)
 		}
 		if (!strcmp(p, "all")) {
 			for (int k = 0; k < DT_NKINDS; k++)
-				tmp[k] = (unsigned)v;
+				if (!(dt_ops[k].flags & DT_OPF_NOGEN))
+					tmp[k] = (unsigned)v;
 			continue;
 		}
 		int k = dt_kind_parse(p);
 		if (k < 0) {
 			snprintf(err, errn, "unknown op kind '%s' in --weights (see --help)", p);
+			free(copy);
+			return -EINVAL;
+		}
+		if (dt_ops[k].flags & DT_OPF_NOGEN) {
+			snprintf(err, errn, "op kind '%s' is never generated (the shrinker adds it)", p);
 			free(copy);
 			return -EINVAL;
 		}

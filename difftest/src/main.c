@@ -59,7 +59,9 @@ static void usage(FILE *f)
 "                              insert-off-by-one, lost-unwritten, wrong-errno,\n"
 "                              flaky (one pwrite fails once: a divergence that does not replay),\n"
 "                              enospc (runs out of space the documented way: checked, clean),\n"
-"                              enospc-lie (writes every byte, answers ENOSPC)\n"
+"                              enospc-lie (writes every byte, answers ENOSPC),\n"
+"                              enospc-shift (every 3rd punch/insert/collapse: ENOSPC),\n"
+"                              enospc-full (its 3rd one, once; then the first after a fill)\n"
 "      --weights K=V,...  op mix (kinds: pwrite pread mwrite mread truncate falloc\n"
 "                         falloc_keep punch zero zero_keep insert collapse unshare fmode\n"
 "                         fsync reopen drop_caches remount seek_data seek_hole reflink\n"
@@ -793,7 +795,7 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		printf("%s", d.picture);
 	if (shrink) {
 		struct dt_shrink_res sr;
-		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, d.file, rc, o,
+		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, &d, o,
 				  2000, 300, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
 		       !k ? "" : sr.flaky ? " (flaky: these ops diverged once, not when re-tested)"

@@ -224,6 +224,17 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.gen = dt_gen_chmod, .exec = dt_x_chmod,
 		.xfs_io = dt_xio_chmod, .reloc = dt_reloc_none,
 	},
+	[DT_FILL] = {
+		/* a nearly full target's ENOSPC depends on which freed blocks
+		 * the journal has committed (ext4_should_retry_alloc()), so it
+		 * need not come back when a log is replayed: the shrinker puts
+		 * a fill before the op that met ENOSPC (shrink.c) */
+		.name = "fill", .cmd = "fill", .syntax = DT_SYN_GLOBAL,
+		.mode = DT_MODE_NONE,
+		.flags = DT_OPF_GLOBAL | DT_OPF_NOOFF | DT_OPF_SETTLE | DT_OPF_NOGEN,
+		.log_format = dt_fmt_global, .log_parse = dt_parse_none, .exec = dt_x_fill,
+		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+	},
 };
 
 /* A kind outside the table (a corrupt op): refused where it would run. */

@@ -45,6 +45,7 @@ enum dt_syntax {
 #define DT_OPF_TOUCH	0x40u	/* fragmenter's general op that rewrites blocks: kept small */
 #define DT_OPF_GROW	0x80u	/* can grow the file: a fragmenter's stays near its span */
 #define DT_OPF_OWNRUN	0x100u	/* repro.sh runs it in an xfs_io of its own (xfs_io -d) */
+#define DT_OPF_NOGEN	0x200u	/* never generated: only the shrinker adds it (fill) */
 
 #define DT_MODE_NONE	(-1)	/* dt_opdesc.mode: no fallocate mode */
 #define DT_MODE_OP	(-2)	/* dt_opdesc.mode: the op's own mode word (fmode) */
@@ -163,6 +164,7 @@ int dt_x_fiemap_sync(struct dt_exec *, const struct dt_op *, uint64_t, struct dt
 int dt_x_reopen(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_drop(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_remount(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
+int dt_x_fill(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_seek(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_reflink(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);
 int dt_x_dio_write(struct dt_exec *, const struct dt_op *, uint64_t, struct dt_div *);

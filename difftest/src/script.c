@@ -484,19 +484,25 @@ static void config_setup(const struct script *sc)
 		return;
 	/* free=SIZE: the filler as difftest makes it (target.c fill_fs()):
 	 * fallocate until ENOSPC, halving the chunk (ext4 keeps the prefix it
-	 * allocated, with the size; XFS allocates nothing), then SIZE cut off */
+	 * allocated, with the size; XFS allocates nothing), then SIZE cut off.
+	 * fill_up is also the log's fill op (dt_t_fill()), always as root. */
 	fprintf(f, "# free=%lld: a filler takes all the space this caller can allocate but "
 		"%lld bytes (removed at exit)\n"
 		"FILLER=\"$DIR/.difftest-filler\"\n"
+		"FILL_IO=$XFS_IO\n"
 		"trap 'rm -f \"$FILLER\"' EXIT\n"
 		"rm -f \"$FILLER\"; : > \"$FILLER\"\n"
-		"bs=$(stat -f -c %%S \"$DIR\"); chunk=$(( $(stat -f -c %%f \"$DIR\") * bs )); at=0\n"
-		"while [ \"$chunk\" -ge \"$bs\" ]; do\n"
-		"\t$XFS_IO -c \"falloc $at $chunk\" \"$FILLER\" 2>/dev/null\n"
-		"\tsz=$(stat -c %%s \"$FILLER\")\n"
-		"\t[ \"$sz\" -lt $((at + chunk)) ] && chunk=$((chunk / 2 / bs * bs))\n"
-		"\tat=$sz\n"
-		"done\n"
+		"fill_up() {\n"
+		"\tbs=$(stat -f -c %%S \"$DIR\"); chunk=$(( $(stat -f -c %%f \"$DIR\") * bs ))\n"
+		"\tat=$(stat -c %%s \"$FILLER\")\n"
+		"\twhile [ \"$chunk\" -ge \"$bs\" ]; do\n"
+		"\t\t$FILL_IO -c \"falloc $at $chunk\" \"$FILLER\" 2>/dev/null\n"
+		"\t\tsz=$(stat -c %%s \"$FILLER\")\n"
+		"\t\t[ \"$sz\" -lt $((at + chunk)) ] && chunk=$((chunk / 2 / bs * bs))\n"
+		"\t\tat=$sz\n"
+		"\tdone\n"
+		"}\n"
+		"fill_up\n"
 		"$XFS_IO -c \"truncate $((at > %lld ? at - %lld : 0))\" -c fsync \"$FILLER\"\n",
 		(long long)c->free, (long long)c->free, (long long)c->free, (long long)c->free);
 }
@@ -558,7 +564,7 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	/* apply to the model (for sizes and the expected results) */
 	if (mf && sc->buf && od->model)
 		od->model(sc->m, sc->nfiles, op, sc->buf);
-	if (op->kind == DT_DROP || op->kind == DT_REMOUNT)
+	if (op->kind == DT_DROP || op->kind == DT_REMOUNT || op->kind == DT_FILL)
 		for (int j = 0; j < sc->nfiles; j++)	/* sync / umount write back */
 			if (sc->m[j])
 				rm_writeback(sc->m[j], 0, 0);
@@ -568,6 +574,10 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	}
 	if (op->kind == DT_REMOUNT) {
 		fprintf(f, "remount\n");
+		return;
+	}
+	if (op->kind == DT_FILL) {	/* syncfs, then the filler takes the rest */
+		fprintf(f, "sync; fill_up\n");
 		return;
 	}
 	if (op->kind == DT_REOPEN)

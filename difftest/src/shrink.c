@@ -5,7 +5,8 @@
  * minimises the op log with (each candidate re-run on fresh files; a
  * candidate "fails" when it shows a divergence of the same kind, and is
  * then cut right after the op that diverged; its ops are moved across the
- * shifts it dropped, shiftmap.c), and the three output files:
+ * shifts it dropped, shiftmap.c; a nearly full target's ENOSPC gets a
+ * fill op before it first, try_filled()), and the output files:
  *   ops.log   the op log, for `difftest --replay ops.log`
  *   repro.sh  a shell script running the real xfs_io (plus drop_caches and
  *             umount/mount for the ops xfs_io has not) that prints
@@ -345,11 +346,44 @@ static int replays(struct shrink_ctx *c, const struct dt_op *ops, size_t n, int 
 	return rc < 0 ? rc : same;
 }
 
+/* A nearly full target's wrong ENOSPC (RULES.md N5: ext4's punch, insert
+ * and collapse never answer it) needs the file system full when the op
+ * runs, but how full a replay gets it there depends on which freed blocks
+ * the journal had committed (ext4_should_retry_alloc()) and on the
+ * allocator's history, so the log rarely meets ENOSPC at the same op
+ * again.  A fill op just before that op (syncfs, then the filler takes
+ * every free block, dt_t_fill()) makes the condition part of the log:
+ * the log with it is tried first, and ddmin keeps the fill as long as
+ * the divergence needs it.  1 when that log replays (r->ops is it). */
+static int try_filled(struct shrink_ctx *c, struct dt_shrink_res *r, int file)
+{
+	if (!c->t->full || c->kind != DV_RET || !r->nops ||
+	    r->ops[r->nops - 1].kind == DT_FILL)
+		return 0;
+	struct dt_op *v = malloc((r->nops + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, r->ops, (r->nops - 1) * sizeof(*v));
+	v[r->nops - 1] = (struct dt_op){ .kind = DT_FILL };
+	v[r->nops] = r->ops[r->nops - 1];
+	int rc = replays(c, v, r->nops + 1, file);
+	if (rc > 0) {
+		free(r->ops);
+		r->ops = v;
+		r->nops++;
+		r->filled = 1;
+	} else {
+		free(v);
+	}
+	return rc;
+}
+
 int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
-	      size_t n, int file, int kind, const struct dt_opts *o,
+	      size_t n, const struct dt_div *seen, const struct dt_opts *o,
 	      uint64_t max_tests, double max_seconds, const char *journal,
 	      struct dt_shrink_res *r)
 {
+	int file = seen->file, kind = seen->kind;
 	/* Candidates fsck only when shrinking an fsck divergence: a bug that
 	 * corrupts the disk whenever it fires (mutant 03's extent past
 	 * EXT_MAX_BLOCKS leaks blocks when its file is unlinked) leaves each
@@ -385,7 +419,9 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	 * every candidate would then test something else: ddmin could
 	 * "shrink" it to a sequence that fails for another reason.  It is
 	 * reported as not replaying, with the whole log, unshrunk. */
-	if ((rc = replays(&c, r->ops, r->nops, file)) <= 0) {
+	if (kind == DV_RET && seen->act_ret == -ENOSPC && (rc = try_filled(&c, r, file)) < 0)
+		goto out;
+	if (!r->filled && (rc = replays(&c, r->ops, r->nops, file)) <= 0) {
 		if (!rc)
 			rc = -EAGAIN;
 		goto out;

@@ -370,6 +370,7 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 		{ "enospc", DT_F_ENOSPC },
 		{ "enospc-lie", DT_F_ENOSPC_LIE },
 		{ "enospc-shift", DT_F_ENOSPC_SHIFT },
+		{ "enospc-full", DT_F_ENOSPC_FULL },
 	};
 
 	if (p2) {
@@ -389,14 +390,15 @@ static int init_model(struct dt_target *t, char *copy, char *err, size_t errn)
 			i++;
 		if (i == sizeof(faults) / sizeof(faults[0])) {
 			snprintf(err, errn, "unknown faulty target '%s' (insert-off-by-one, "
-				 "lost-unwritten, wrong-errno, flaky, keep-setid, enospc, enospc-lie, enospc-shift)",
+				 "lost-unwritten, wrong-errno, flaky, keep-setid, enospc, enospc-lie, enospc-shift, "
+				 "enospc-full)",
 				 kind);
 			return -EINVAL;
 		}
 		t->fault = faults[i].f;
 		/* a nearly full file system (free=): ENOSPC is checked */
 		t->full = t->fault == DT_F_ENOSPC || t->fault == DT_F_ENOSPC_LIE ||
-			  t->fault == DT_F_ENOSPC_SHIFT;
+			  t->fault == DT_F_ENOSPC_SHIFT || t->fault == DT_F_ENOSPC_FULL;
 	}
 	if (prof && rm_profile_parse2(prof, &t->mopts.profile, &t->mopts.kernel)) {
 		snprintf(err, errn, "unknown profile '%s' (ext4-6.1, xfs-6.1, ext4-6.12, "
@@ -541,6 +543,29 @@ static void pick_kernel(struct dt_target *t, const char *prof)
 	t->mopts.kernel = k;
 }
 
+/* The filler fd grows from *at by fallocate() until ENOSPC, starting with
+ * chunk bytes and halving a chunk that does not fit; *at = its new size. */
+static int grow_filler(int fd, int64_t bs, int64_t chunk, int64_t *at)
+{
+	chunk &= ~(bs - 1);
+	while (chunk >= bs) {
+		if (!fallocate(fd, 0, *at, chunk)) {
+			*at += chunk;
+			continue;
+		}
+		if (errno != ENOSPC)
+			return neg_errno();
+		/* ext4 keeps what it allocated before failing, with the size
+		 * (ext4_alloc_file_blocks()) */
+		off_t end = lseek(fd, 0, SEEK_END);
+		if (end < 0)
+			return neg_errno();
+		*at = end;
+		chunk = chunk / 2 & ~(bs - 1);
+	}
+	return 0;
+}
+
 /* free=SIZE: a filler file in the mount's root takes all the space this
  * caller can allocate but SIZE bytes, so the run's allocating ops meet
  * ENOSPC.  It is filled until ENOSPC and then cut back by SIZE, because
@@ -565,21 +590,8 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 			close(fd);
 		return rc;
 	}
-	int64_t bs = (int64_t)sf.f_bsize, chunk = (int64_t)sf.f_bfree * bs, at = 0;
-	while (chunk >= bs) {
-		if (!fallocate(fd, 0, at, chunk)) {
-			at += chunk;
-			continue;
-		}
-		if (errno != ENOSPC) {
-			rc = neg_errno();
-			break;
-		}
-		/* ext4 keeps what it allocated before failing, with the size
-		 * (ext4_alloc_file_blocks()) */
-		at = lseek(fd, 0, SEEK_END);
-		chunk = chunk / 2 & ~(bs - 1);
-	}
+	int64_t bs = (int64_t)sf.f_bsize, at = 0;
+	rc = grow_filler(fd, bs, (int64_t)sf.f_bfree * bs, &at);
 	if (!rc && ftruncate(fd, at > t->cfg.free ? at - t->cfg.free : 0))
 		rc = neg_errno();
 	if (!rc && (fsync(fd) || fstatfs(fd, &sf)))
@@ -1120,19 +1132,28 @@ int dt_t_fallocate(struct dt_session *s, int i, int mode, int64_t off, int64_t l
 	}
 	/* faulty:enospc-shift: every 3rd punch, insert or collapse fails with
 	 * ENOSPC and changes nothing, which ext4 never does (RULES.md N5) and
-	 * XFS may (its file then restarts) */
-	if (t->fault == DT_F_ENOSPC_SHIFT && !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
-	    (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_INSERT_RANGE |
-		     RM_FALLOC_FL_COLLAPSE_RANGE)) &&
-	    ++t->flaky_writes % 3 == 0) {
+	 * XFS may (its file then restarts).  faulty:enospc-full: the 3rd once
+	 * in the target's life (a replay does not meet it, as a real full
+	 * file system's journal timing differs), and the first after a fill
+	 * op (dt_t_fill()), which a replay meets every time */
+	int shift = !(mode & RM_FALLOC_FL_ZERO_RANGE) &&
+		    (mode & (RM_FALLOC_FL_PUNCH_HOLE | RM_FALLOC_FL_INSERT_RANGE |
+			     RM_FALLOC_FL_COLLAPSE_RANGE));
+	if (shift && ((t->fault == DT_F_ENOSPC_SHIFT && ++t->flaky_writes % 3 == 0) ||
+		      (t->fault == DT_F_ENOSPC_FULL &&
+		       (t->filled || (t->flaky_writes < 3 && ++t->flaky_writes == 3))))) {
 		struct rm_file *c = NULL;
 		/* only where the model would succeed: a refused call keeps its errno */
 		if (rm_file_clone(f, &c))
 			return -ENOMEM;
 		r = rm_fallocate(c, mode, off, len);
 		rm_file_free(c);
-		if (r == 0)
+		if (r == 0) {
+			t->filled = 0;
 			return -ENOSPC;
+		}
+		if (t->fault == DT_F_ENOSPC_FULL && !t->filled)
+			t->flaky_writes--;	/* the next shift is the 3rd */
 	}
 	r = rm_fallocate(f, mode, off, len);
 	if (t->fault == DT_F_WRONG_ERRNO && r == -EINVAL)
@@ -1458,6 +1479,7 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 	int isx = !strcmp(t->mnt_type, "xfs");
 
 	note[0] = 0;
+	t->filled = 0;	/* a run starts: faulty:enospc-full's fill is gone */
 	if (t->type != DT_T_FD || !t->can_remount || !g || strcmp(g, "1") ||
 	    strcmp(t->dir, t->mnt_dir) || strncmp(t->mnt_dir, "/mnt/", 5) ||
 	    (strncmp(t->mnt_dev, "/dev/vd", 7) && strncmp(t->mnt_dev, "/dev/ram", 8)) ||
@@ -1493,6 +1515,45 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
 			}
 		}
 	return rc;
+}
+
+/* The fill op (optab.c): syncfs first, so that delayed allocations are
+ * made and the blocks freed so far are committed (ext4 reuses a freed
+ * block only after its transaction commits), then the filler takes every
+ * block this caller can still allocate: the next allocation of the run's
+ * files meets ENOSPC unless it may use what is reserved. */
+int64_t dt_t_fill(struct dt_session *s, char *note, size_t n)
+{
+	struct dt_target *t = s->t;
+	char path[PATH_MAX + 32];
+	struct statfs sf;
+	struct stat st;
+
+	note[0] = 0;
+	if (t->full && t->type == DT_T_FAULTY) {	/* the model has no free space */
+		t->filled = t->fault == DT_F_ENOSPC_FULL;
+		return 0;
+	}
+	if (!t->full || t->type != DT_T_FD) {
+		snprintf(note, n, "fill runs on a nearly full target only (a free=SIZE "
+			 "configuration); %s is not one", t->name);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = neg_errno();
+		snprintf(note, n, "fill: %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	int rc = syncfs(fd) || fstatfs(fd, &sf) || fstat(fd, &st) ? neg_errno() : 0;
+	int64_t at = st.st_size, from = at;
+	if (!rc)
+		rc = grow_filler(fd, (int64_t)sf.f_bsize, (int64_t)sf.f_bfree * sf.f_bsize, &at);
+	close(fd);
+	if (rc)
+		snprintf(note, n, "fill: growing %s: %s", path, strerror(-rc));
+	return rc ? rc : at - from;
 }
 
 int dt_t_remount(struct dt_session *s, char *note, size_t n)

@@ -248,6 +248,25 @@ static void test_log_and_script(void **state)
 	assert_non_null(strstr(buf, "-c \"falloc $at $chunk\" \"$FILLER\""));
 	assert_non_null(strstr(buf, "truncate $((at > 1048576 ? at - 1048576 : 0))"));
 	free(buf);
+
+	/* the shrinker's fill op: sync, then the filler takes the rest, as
+	 * root (FILL_IO is set before a --user caller's XFS_IO) */
+	struct dt_op filled[3] = { ops[0], { .kind = DT_FILL }, ops[1] };
+	d.opno = 2;
+	t.user = 1;
+	t.user_uid = 1000;
+	t.user_gid = 1000;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	dt_write_script(f, &t, 1, filled, 3, &d);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nfill_up() {\n"));
+	char *fio = strstr(buf, "FILL_IO=$XFS_IO\n"), *uio = strstr(buf, "XFS_IO=\"$AS_USER");
+	assert_true(fio && uio && fio < uio);
+	char *w = strstr(buf, "-c \"pwrite"), *fl = strstr(buf, "\nsync; fill_up\n"),
+	     *ins = strstr(buf, "finsert");
+	assert_true(w && fl && ins && w < fl && fl < ins);
+	free(buf);
 }
 
 /* repro.sh issues the reads the diverging replay's data checks made

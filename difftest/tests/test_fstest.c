@@ -274,6 +274,13 @@ static void test_bad_input_refused(void **st)
 	assert_non_null(strstr(err, "source file 2 of 2"));
 	free(t);
 	free(o);
+	/* a fill needs the free= file system a test does not make */
+	static const char *const fill[] = { "f0 pwrite -S 0x41 0 4096", "fill", NULL };
+	in.n = parse(fill);
+	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "op 2 (fill): a fill needs a free= configuration"));
+	free(t);
+	free(o);
 	in.n = parse(l);
 	in.target = "model";
 	in.n = 1;

@@ -237,7 +237,15 @@ static void test_weights_parse(void **state)
 	assert_non_null(strstr(err, "unknown op kind 'bogus'"));
 	assert_int_equal(dt_weights_parse(w, "all=0", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "all weights are zero"));
+	/* the shrinker's fill is never generated: refused by name, and
+	 * all=N leaves it out */
+	assert_int_equal(dt_weights_parse(w, "fill=1", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "never generated"));
 	assert_memory_equal(w, before, sizeof(w));	/* refused: unchanged */
+	assert_int_equal(dt_weights_parse(w, "all=3", err, sizeof(err)), 0);
+	assert_int_equal(w[DT_FILL], 0);
+	assert_int_equal(w[DT_PWRITE], 3);
+	memcpy(w, before, sizeof(w));
 	assert_int_equal(dt_weights_parse(w, "reflink=15,seek_hole=0", err, sizeof(err)), 0);
 	assert_int_equal(w[DT_REFLINK], 15);
 	assert_int_equal(w[DT_SEEK_HOLE], 0);

@@ -282,6 +282,18 @@ static void test_nospace_shift(void **state)
 	assert_true(file_has("out/report.json", "ENOSPC"));
 	assert_int_equal(run("-t faulty:enospc-shift:xfs -N 2000 -S 2 -q"), 0);
 	assert_false(file_has("out/report.json", "\"enospc_resets\": 0,"));
+	/* an ENOSPC that a replay meets only with the file system filled
+	 * just before the op: shrunk with a fill, which the reproducer keeps */
+	assert_int_equal(run("-t faulty:enospc-full:ext4 -N 2000 -S 2 -q --max-div 1"), 1);
+	assert_true(file_has("out/div-faulty_enospc-full_ext4-1/ops.log", "\nfill\n"));
+	assert_false(file_has("out/div-faulty_enospc-full_ext4-1/ops.log", "replays: false"));
+	assert_true(file_has("out/report.json", "\"replays\": true"));
+	/* without the fill the same ops do not diverge again */
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "cd %s && grep -v '^fill$' out/div-faulty_enospc-full_ext4-1/"
+		 "ops.log > nofill.log", tmp);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run("--replay nofill.log"), 0);
 }
 
 /* The observer-free discipline: the model against itself is clean, a
