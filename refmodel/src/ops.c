@@ -536,6 +536,33 @@ int rm_strict(const struct rm_file *f) { return f->strict; }
 static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t n,
 		      int64_t a, int64_t e);
 
+/* D-DT11: XFS in 6.1 with blocks smaller than the page keeps no per-block
+ * dirty state (iomap's came with 6.6): iomap_write_end() dirties the whole
+ * folio, and iomap_writepage_map() writes every uptodate block of it
+ * inside EOF, so an unwritten block of a page a write dirtied is written
+ * with zeros and converted (xfs_end_ioend()) when an earlier read brought
+ * it into the cache; holes are skipped (xfs_map_blocks() returns
+ * IOMAP_HOLE).  Whether it was read is the page cache's business: the
+ * unwritten blocks of the pages around the written blocks [a, e), inside
+ * EOF, may be written after write-back. */
+static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
+{
+	int64_t eof = RU(f, f->size);
+	int64_t r[2][2] = { { rdown(a, PAGE_SZ), min64(a, eof) },
+			    { e, min64(rup(e, PAGE_SZ), eof) } };
+	for (int k = 0; k < 2; k++) {
+		if (r[k][0] >= r[k][1])
+			continue;
+		struct rop x;
+		int err = rop_open(f, r[k][0], r[k][1], &x);
+		if (err)
+			return err;
+		for_range(f, &x, r[k][0], r[k][1], fn_or_may_unwritten, RM_DATA);
+		rop_close(f, &x);
+	}
+	return 0;
+}
+
 ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
 {
 	f->ops++;
@@ -651,6 +678,9 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 	if (end > f->size)
 		f->size = end;
 	rop_close(f, &x);
+	if (f->profile == RM_PROFILE_XFS && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ &&
+	    !f->write_through)
+		return xfs_folio_unwritten(f, a, e);
 	return 0;
 }
 
