@@ -63,6 +63,7 @@ enum dt_kind {
 	DT_DEDUPE,		/* FIDEDUPERANGE from file `src` (XFS; else EOPNOTSUPP) */
 	DT_CHMOD,		/* fchmod(fd, off): the new mode (--user runs) */
 	DT_FILL,		/* free= targets: the filler takes every free block (shrinker) */
+	DT_UNFILL,		/* free= targets: the filler gives every block back (shrinker) */
 	DT_NKINDS
 };
 
@@ -378,9 +379,10 @@ int64_t dt_t_dedupe(struct dt_session *s, int i, int src, int64_t soff, int64_t 
 int dt_t_reopen(struct dt_session *s, int i);
 int dt_t_drop(struct dt_session *s);
 int dt_t_remount(struct dt_session *s, char *note, size_t n);
-/* free= targets: syncfs, then the filler grows until ENOSPC: the bytes it
- * took, or -errno (-EINVAL: not a free= target, note says why) */
-int64_t dt_t_fill(struct dt_session *s, char *note, size_t n);
+/* free= targets: take: syncfs, then the filler grows until ENOSPC: the
+ * bytes it took; !take: the filler is emptied, then syncfs: the bytes it
+ * gave back.  Or -errno (-EINVAL: not a free= target, note says why). */
+int64_t dt_t_fill(struct dt_session *s, int take, char *note, size_t n);
 int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n);
 /* The pristine image of scratch device dev from DIFFTEST_PRISTINE
  * ("DEV=MAP:IMAGE;...", set by vm/init): 1 with map and img (n bytes each)

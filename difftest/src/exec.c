@@ -1423,14 +1423,14 @@ int dt_x_remount(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struc
 	return DV_NONE;
 }
 
-/* The shrinker's fill (optab.c): changes no file, but syncfs writes every
- * file back first. */
+/* The shrinker's fill and unfill (optab.c): change no file, but syncfs
+ * writes every file back. */
 int dt_x_fill(struct dt_exec *x, const struct dt_op *op, uint64_t opno, struct dt_div *d)
 {
 	char note[PATH_MAX + 128];
 
 	model_writeback_all(x);
-	int64_t tr = dt_t_fill(x->s, note, sizeof(note));
+	int64_t tr = dt_t_fill(x->s, op->kind == DT_FILL, note, sizeof(note));
 	count(x, op->kind, tr);
 	if (tr < 0) {
 		div_set(d, DV_RET, op->file, opno, op, "%s", note);

@@ -275,8 +275,8 @@ static int check_ops(const struct dt_fstest_in *in, char *err, size_t errn)
 		}
 		/* a fill needs a nearly full file system (free=), which the
 		 * test's scratch mount is not made as */
-		if (in->ops[j].kind == DT_FILL) {
-			snprintf(err, errn, "op %zu (%s): a fill needs a free= configuration, "
+		if (in->ops[j].kind == DT_FILL || in->ops[j].kind == DT_UNFILL) {
+			snprintf(err, errn, "op %zu (%s): a fill or unfill needs a free= configuration, "
 				 "which an xfstests test does not make: use repro.sh", j + 1, line);
 			return -EINVAL;
 		}

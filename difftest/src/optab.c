@@ -235,6 +235,16 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.log_format = dt_fmt_global, .log_parse = dt_parse_none, .exec = dt_x_fill,
 		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
 	},
+	[DT_UNFILL] = {
+		/* the shrinker's other variant: the ops before the fill run
+		 * with room, so that ENOSPC cannot restart or reshape the file
+		 * before the op that needs the file system full */
+		.name = "unfill", .cmd = "unfill", .syntax = DT_SYN_GLOBAL,
+		.mode = DT_MODE_NONE,
+		.flags = DT_OPF_GLOBAL | DT_OPF_NOOFF | DT_OPF_SETTLE | DT_OPF_NOGEN,
+		.log_format = dt_fmt_global, .log_parse = dt_parse_none, .exec = dt_x_fill,
+		.xfs_io = dt_xio_nothing, .reloc = dt_reloc_none,
+	},
 };
 
 /* A kind outside the table (a corrupt op): refused where it would run. */

@@ -564,7 +564,8 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	/* apply to the model (for sizes and the expected results) */
 	if (mf && sc->buf && od->model)
 		od->model(sc->m, sc->nfiles, op, sc->buf);
-	if (op->kind == DT_DROP || op->kind == DT_REMOUNT || op->kind == DT_FILL)
+	if (op->kind == DT_DROP || op->kind == DT_REMOUNT || op->kind == DT_FILL ||
+	    op->kind == DT_UNFILL)
 		for (int j = 0; j < sc->nfiles; j++)	/* sync / umount write back */
 			if (sc->m[j])
 				rm_writeback(sc->m[j], 0, 0);
@@ -578,6 +579,10 @@ static void script_op(struct script *sc, const struct dt_op *op, int last, int *
 	}
 	if (op->kind == DT_FILL) {	/* syncfs, then the filler takes the rest */
 		fprintf(f, "sync; fill_up\n");
+		return;
+	}
+	if (op->kind == DT_UNFILL) {	/* the filler gives its blocks back */
+		fprintf(f, "$FILL_IO -c \"truncate 0\" \"$FILLER\"; sync\n");
 		return;
 	}
 	if (op->kind == DT_REOPEN)

@@ -352,29 +352,42 @@ static int replays(struct shrink_ctx *c, const struct dt_op *ops, size_t n, int 
  * the journal had committed (ext4_should_retry_alloc()) and on the
  * allocator's history, so the log rarely meets ENOSPC at the same op
  * again.  A fill op just before that op (syncfs, then the filler takes
- * every free block, dt_t_fill()) makes the condition part of the log:
- * the log with it is tried first, and ddmin keeps the fill as long as
- * the divergence needs it.  1 when that log replays (r->ops is it). */
+ * every free block, dt_t_fill()) makes the condition part of the log.
+ * The ops before it may still meet ENOSPC elsewhere than they did, and a
+ * file an ENOSPC restarted, or a write it cut short, has another shape
+ * when the op runs; so the variants, first to replay wins: the log with
+ * the fill; with an unfill first too (the ops before the fill run with
+ * room); and each of those with the diverging file's ops only.  ddmin
+ * then keeps the fill and the unfill as long as the divergence needs
+ * them.  1 when a variant replays (r->ops is it), 0 when none does. */
 static int try_filled(struct shrink_ctx *c, struct dt_shrink_res *r, int file)
 {
 	if (!c->t->full || c->kind != DV_RET || !r->nops ||
 	    r->ops[r->nops - 1].kind == DT_FILL)
 		return 0;
-	struct dt_op *v = malloc((r->nops + 1) * sizeof(*v));
+	struct dt_op *v = malloc((r->nops + 2) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, r->ops, (r->nops - 1) * sizeof(*v));
-	v[r->nops - 1] = (struct dt_op){ .kind = DT_FILL };
-	v[r->nops] = r->ops[r->nops - 1];
-	int rc = replays(c, v, r->nops + 1, file);
-	if (rc > 0) {
-		free(r->ops);
-		r->ops = v;
-		r->nops++;
-		r->filled = 1;
-	} else {
-		free(v);
+	int rc = 0;
+	for (int variant = 0; variant < 4 && rc == 0; variant++) {
+		int unfill = variant & 1, only = variant >> 1;
+		size_t k = 0;
+		if (unfill)
+			v[k++] = (struct dt_op){ .kind = DT_UNFILL };
+		for (size_t j = 0; j + 1 < r->nops; j++)
+			if (!only || r->ops[j].file == file || dt_kind_is_global(r->ops[j].kind))
+				v[k++] = r->ops[j];
+		v[k++] = (struct dt_op){ .kind = DT_FILL };
+		v[k++] = r->ops[r->nops - 1];
+		if ((rc = replays(c, v, k, file)) > 0) {
+			free(r->ops);
+			r->ops = v;
+			r->nops = k;
+			r->filled = 1;
+			return 1;
+		}
 	}
+	free(v);
 	return rc;
 }
 
@@ -392,7 +405,7 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 	struct dt_opts co = *o;
 	if (kind != DV_FSCK)
 		co.fsck_every = 0;
-	size_t nn = n ? n : 1;
+	size_t nn = n + 2;	/* try_filled() may add an unfill and a fill */
 	/* the log ends with the op that diverged (campaign.c, --replay) */
 	struct shrink_ctx c = { .t = t, .nfiles = nfiles, .kind = kind, .o = &co,
 				.op_kind = n ? (int)ops[n - 1].kind : -1,

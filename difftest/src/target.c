@@ -1521,8 +1521,9 @@ int dt_t_fresh_fs(struct dt_target *t, char *note, size_t n)
  * made and the blocks freed so far are committed (ext4 reuses a freed
  * block only after its transaction commits), then the filler takes every
  * block this caller can still allocate: the next allocation of the run's
- * files meets ENOSPC unless it may use what is reserved. */
-int64_t dt_t_fill(struct dt_session *s, char *note, size_t n)
+ * files meets ENOSPC unless it may use what is reserved.  The unfill op
+ * gives the filler's blocks back (the file system has room until a fill). */
+int64_t dt_t_fill(struct dt_session *s, int take, char *note, size_t n)
 {
 	struct dt_target *t = s->t;
 	char path[PATH_MAX + 32];
@@ -1531,7 +1532,7 @@ int64_t dt_t_fill(struct dt_session *s, char *note, size_t n)
 
 	note[0] = 0;
 	if (t->full && t->type == DT_T_FAULTY) {	/* the model has no free space */
-		t->filled = t->fault == DT_F_ENOSPC_FULL;
+		t->filled = take && t->fault == DT_F_ENOSPC_FULL;
 		return 0;
 	}
 	if (!t->full || t->type != DT_T_FD) {
@@ -1545,6 +1546,13 @@ int64_t dt_t_fill(struct dt_session *s, char *note, size_t n)
 		int rc = neg_errno();
 		snprintf(note, n, "fill: %s: %s", path, strerror(-rc));
 		return rc;
+	}
+	if (!take) {	/* unfill: the freed blocks are reusable once committed */
+		int rc = fstat(fd, &st) || ftruncate(fd, 0) || syncfs(fd) ? neg_errno() : 0;
+		close(fd);
+		if (rc)
+			snprintf(note, n, "unfill: emptying %s: %s", path, strerror(-rc));
+		return rc ? rc : st.st_size;
 	}
 	int rc = syncfs(fd) || fstatfs(fd, &sf) || fstat(fd, &st) ? neg_errno() : 0;
 	int64_t at = st.st_size, from = at;

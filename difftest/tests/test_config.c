@@ -251,21 +251,22 @@ static void test_log_and_script(void **state)
 
 	/* the shrinker's fill op: sync, then the filler takes the rest, as
 	 * root (FILL_IO is set before a --user caller's XFS_IO) */
-	struct dt_op filled[3] = { ops[0], { .kind = DT_FILL }, ops[1] };
-	d.opno = 2;
+	struct dt_op filled[4] = { { .kind = DT_UNFILL }, ops[0], { .kind = DT_FILL }, ops[1] };
+	d.opno = 3;
 	t.user = 1;
 	t.user_uid = 1000;
 	t.user_gid = 1000;
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	dt_write_script(f, &t, 1, filled, 3, &d);
+	dt_write_script(f, &t, 1, filled, 4, &d);
 	fclose(f);
 	assert_non_null(strstr(buf, "\nfill_up() {\n"));
 	char *fio = strstr(buf, "FILL_IO=$XFS_IO\n"), *uio = strstr(buf, "XFS_IO=\"$AS_USER");
 	assert_true(fio && uio && fio < uio);
-	char *w = strstr(buf, "-c \"pwrite"), *fl = strstr(buf, "\nsync; fill_up\n"),
+	char *un = strstr(buf, "\n$FILL_IO -c \"truncate 0\" \"$FILLER\"; sync\n"),
+	     *w = strstr(buf, "-c \"pwrite"), *fl = strstr(buf, "\nsync; fill_up\n"),
 	     *ins = strstr(buf, "finsert");
-	assert_true(w && fl && ins && w < fl && fl < ins);
+	assert_true(un && w && fl && ins && un < w && w < fl && fl < ins);
 	free(buf);
 }
 

@@ -107,12 +107,16 @@ static void test_every_kind_clean(void **state)
 	fx_open(&f, 2);
 	for (size_t j = 0; j < sizeof(log) / sizeof(log[0]); j++)
 		run(&f, log[j], j);
-	/* the shrinker's fill: refused, said why, on a target with room */
-	struct dt_op op = { .kind = DT_FILL };
+	/* the shrinker's fill and unfill: refused, said why, on a target
+	 * with room */
 	struct dt_div d = { 0 };
-	assert_int_equal(dt_exec_op(&f.x, &op, 99, &d), -EINVAL);
-	assert_non_null(strstr(d.msg, "free=SIZE"));
-	dt_div_free(&d);
+	for (int k = DT_FILL; k <= DT_UNFILL; k++) {
+		struct dt_op op = { .kind = (uint8_t)k };
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(dt_exec_op(&f.x, &op, 99, &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "free=SIZE"));
+		dt_div_free(&d);
+	}
 	uint64_t kinds = 0;
 	for (int k = 0; k < DT_NKINDS; k++)
 		kinds += f.x.kind_count[k] == 1;

@@ -278,7 +278,7 @@ static void test_bad_input_refused(void **st)
 	static const char *const fill[] = { "f0 pwrite -S 0x41 0 4096", "fill", NULL };
 	in.n = parse(fill);
 	assert_int_equal(emit(&in, &t, &o, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "op 2 (fill): a fill needs a free= configuration"));
+	assert_non_null(strstr(err, "op 2 (fill): a fill or unfill needs a free= configuration"));
 	free(t);
 	free(o);
 	in.n = parse(l);

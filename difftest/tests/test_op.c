@@ -186,6 +186,7 @@ static void test_malformed(void **state)
 		{ "drop_caches now", "takes 0 arguments" },
 		{ "remount f0", "takes 0 arguments" },
 		{ "fill 4096", "takes 0 arguments" },
+		{ "unfill f0", "takes 0 arguments" },
 		{ "f0 fsync now", "takes 0 arguments" },
 		{ "f0 pwrite -S 1 0 1 2 3 4", "too many words" },
 		{ "f0 sync_range 0", "takes 2 arguments, got 1" },
@@ -284,6 +285,7 @@ static void test_xfs_io(void **state)
 		{ "f0 reopen", 0, DT_XIO_NOTHING, "" },
 		{ "remount", 0, DT_XIO_NOTHING, "" },
 		{ "fill", 0, DT_XIO_NOTHING, "" },	/* repro.sh: sync; fill_up */
+		{ "unfill", 0, DT_XIO_NOTHING, "" },
 	};
 	char err[256], buf[512];
 
