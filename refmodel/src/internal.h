@@ -141,6 +141,11 @@ struct rm_file {
 				 * only unshare clears it, and the model keeps it */
 	bool write_through;	/* rm_opts.write_through (always in the bytes profile) */
 	bool anywb;		/* some segment may carry write-back state (wb) */
+	/* D-DT11 (XFS on 6.1, blocks < page): the partial blocks zeroing
+	 * dirtied during the op in progress, whose pages' unwritten blocks
+	 * get latitude when it ends (xfs_folio_marks_apply()) */
+	int64_t folio_mark[8][2];
+	int nfolio_marks;
 };
 
 /* A range operation in progress: the tree is split into L | [a,b) | R and
@@ -211,6 +216,8 @@ static inline bool seg_may_unwritten(const struct seg *s)
 	return s->kind == K_UNWRITTEN || (s->kind == K_HOLE && (s->may & RM_UNWRITTEN));
 }
 void rop_close(struct rm_file *f, struct rop *x);
+/* ops.c, before a write-back of [s, e): RULES.md D-DT11's latitude */
+int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e);
 /* vec functions: positions are absolute byte offsets; x->a is the vec base */
 size_t v_cut(struct rm_file *f, const struct rop *x, int64_t pos);
 void v_cut2(struct rm_file *f, const struct rop *x, int64_t s, int64_t e,

@@ -545,6 +545,12 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
  * IOMAP_HOLE).  Whether it was read is the page cache's business: the
  * unwritten blocks of the pages around the written blocks [a, e), inside
  * EOF, may be written after write-back. */
+static bool xfs_small_folio(const struct rm_file *f)
+{
+	return f->profile == RM_PROFILE_XFS && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ &&
+	       !f->write_through;
+}
+
 static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
 {
 	int64_t eof = RU(f, f->size);
@@ -559,6 +565,58 @@ static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
 			return err;
 		for_range(f, &x, r[k][0], r[k][1], fn_or_may_unwritten, RM_DATA);
 		rop_close(f, &x);
+	}
+	return 0;
+}
+
+/* D-DT11 for a grow past an EOF inside a written block: the write's
+ * xfs_file_write_checks() and a truncate's xfs_setattr_size() zero from
+ * the old EOF with iomap_zero_range(), which dirties that block's folio
+ * (holes and unwritten blocks it skips). */
+static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
+{
+	if (!xfs_small_folio(f) || old % f->bs == 0)
+		return 0;
+	struct it it;
+	it_init(&it, f->root, RD(f, old));
+	bool written = it_valid(&it) && (it.cur->s.kind == K_ZERO || it.cur->s.kind == K_DATA);
+	it_done(&it);
+	return written ? xfs_folio_unwritten(f, RD(f, old), RU(f, old)) : 0;
+}
+
+/* D-DT11 for the blocks zeroing dirtied (zero_partial(), which runs inside
+ * a range operation and so only records them): iomap_zero_range() dirties
+ * the folio through iomap_write_end() as a write does. */
+static int xfs_folio_marks_apply(struct rm_file *f)
+{
+	int err = 0;
+	for (int k = 0; k < f->nfolio_marks && !err; k++)
+		err = xfs_folio_unwritten(f, f->folio_mark[k][0], f->folio_mark[k][1]);
+	f->nfolio_marks = 0;
+	return err;
+}
+
+/* D-DT11 at write-back, for the orders the marks above do not see (a
+ * fallocate making unwritten blocks in a page a write dirtied before):
+ * the unwritten blocks, inside EOF, of every page that holds a dirty block
+ * of [s, e).  Runs before the write-back cleans them. */
+int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
+{
+	if (!xfs_small_folio(f) || !f->anywb)
+		return 0;
+	int64_t p = s, len;
+	while (p < e && (p = tree_wb_find(f->root, p, &len)) >= 0 && p < e) {
+		struct it it;
+		it_init(&it, f->root, p);
+		bool dirty = it_valid(&it) && (it.cur->s.wb & WB_DIRTY);
+		it_done(&it);
+		int64_t q = sat_add(p, len);
+		if (dirty) {
+			int err = xfs_folio_unwritten(f, p, q);
+			if (err)
+				return err;
+		}
+		p = q;
 	}
 	return 0;
 }
@@ -678,9 +736,10 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 	if (end > f->size)
 		f->size = end;
 	rop_close(f, &x);
-	if (f->profile == RM_PROFILE_XFS && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ &&
-	    !f->write_through)
-		return xfs_folio_unwritten(f, a, e);
+	if (xfs_small_folio(f)) {
+		err = xfs_folio_unwritten(f, a, e);
+		return err || off <= old_size ? err : xfs_old_eof_folio(f, old_size);
+	}
 	return 0;
 }
 
@@ -755,7 +814,15 @@ ssize_t rm_pread(const struct rm_file *f, void *buf, size_t len, int64_t off)
 	return n;
 }
 
+static int truncate_core(struct rm_file *f, int64_t size);
+
 int rm_truncate(struct rm_file *f, int64_t size)
+{
+	int err = truncate_core(f, size), e2 = xfs_folio_marks_apply(f);
+	return err ? err : e2;
+}
+
+static int truncate_core(struct rm_file *f, int64_t size)
 {
 	f->ops++;
 	if (size < 0)			/* do_sys_ftruncate() */
@@ -790,7 +857,7 @@ int rm_truncate(struct rm_file *f, int64_t size)
 		}
 		rop_close(f, &x);
 	}
-	return 0;
+	return xfs_old_eof_folio(f, old);
 }
 
 static void fn_settle(struct seg *s, unsigned arg)
@@ -880,12 +947,15 @@ int wb_flush(struct rm_file *f, int64_t s, int64_t e, bool settle)
 	e = e > INT64_MAX - PAGE_SZ ? T : min64(RD(f, rup(e, PAGE_SZ)), T);
 	if (s >= e)
 		return 0;
+	int err = xfs_wb_folios(f, s, e);
+	if (err)
+		return err;
 	if (!settle)
 		return wb_clean_iter(f, s, e);
 	if (!wb_any(f, s, e, settle))
 		return 0;
 	struct rop x;
-	int err = rop_open(f, s, e, &x);
+	err = rop_open(f, s, e, &x);
 	if (err)
 		return err;
 	if (settle) {
@@ -915,8 +985,11 @@ int wb_all(struct rm_file *f)
 {
 	if ((!f->pending && !f->anywb) || f->profile == RM_PROFILE_BYTES)
 		return 0;
+	int err = xfs_wb_folios(f, 0, INT64_MAX);
+	if (err)
+		return err;
 	if (!f->pending) {
-		int err = wb_clean_iter(f, 0, INT64_MAX);
+		err = wb_clean_iter(f, 0, INT64_MAX);
 		if (!err)
 			f->anywb = false;
 		return err;
@@ -927,7 +1000,7 @@ int wb_all(struct rm_file *f)
 	int64_t T = tree_len(f->root), e = min64(T, RU(f, f->size));
 	if (e > 0) {
 		struct rop x;
-		int err = rop_open(f, 0, e, &x);
+		err = rop_open(f, 0, e, &x);
 		if (err)
 			return err;
 		for_range(f, &x, 0, e, fn_clean, 1);
@@ -1031,6 +1104,10 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 		if (!f->write_through) {
 			for_range(f, x, bstart, bend, fn_dirty, 0);
 			f->anywb = true;
+		}
+		if (xfs_small_folio(f) && f->nfolio_marks < 8) {
+			f->folio_mark[f->nfolio_marks][0] = bstart;
+			f->folio_mark[f->nfolio_marks++][1] = bend;
 		}
 	}
 	else if (k == K_UNWRITTEN && f->profile == RM_PROFILE_EXT4) {
@@ -1596,8 +1673,11 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	int err = rm_vfs_fallocate_check_k(f->kernel, mode, off, len, f->maxbytes);
 	if (err)
 		return err;
-	return f->profile == RM_PROFILE_EXT4 ? ext4_fallocate(f, mode, off, len)
-					     : xfs_fallocate(f, mode, off, len);
+	if (f->profile == RM_PROFILE_EXT4)
+		return ext4_fallocate(f, mode, off, len);
+	err = xfs_fallocate(f, mode, off, len);
+	int e2 = xfs_folio_marks_apply(f);
+	return err ? err : e2;
 }
 
 /* ---------- lseek ---------- */

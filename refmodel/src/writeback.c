@@ -74,8 +74,11 @@ static int wb_steps(struct rm_file *f, int64_t s, int64_t e, unsigned flags)
 		e = T;
 	if (s >= e)
 		return 0;
+	int err = flags & RM_SYNC_FILE_RANGE_WRITE ? xfs_wb_folios(f, s, e) : 0;
+	if (err)
+		return err;
 	struct rop x;
-	int err = rop_open(f, s, e, &x);
+	err = rop_open(f, s, e, &x);
 	if (err)
 		return err;
 	size_t i, j;
