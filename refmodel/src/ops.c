@@ -551,9 +551,9 @@ static bool xfs_small_folio(const struct rm_file *f)
 	       !f->write_through;
 }
 
-static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
+static int xfs_folio_unwritten_eof(struct rm_file *f, int64_t a, int64_t e, int64_t size)
 {
-	int64_t eof = RU(f, f->size);
+	int64_t eof = RU(f, size);
 	int64_t r[2][2] = { { rdown(a, PAGE_SZ), min64(a, eof) },
 			    { e, min64(rup(e, PAGE_SZ), eof) } };
 	for (int k = 0; k < 2; k++) {
@@ -569,11 +569,16 @@ static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
 	return 0;
 }
 
+static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
+{
+	return xfs_folio_unwritten_eof(f, a, e, f->size);
+}
+
 /* D-DT11 for a grow past an EOF inside a written block: the write's
  * xfs_file_write_checks() and a truncate's xfs_setattr_size() zero from
  * the old EOF with iomap_zero_range(), which dirties that block's folio
  * (holes and unwritten blocks it skips). */
-static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
+static int xfs_grow_folio(struct rm_file *f, int64_t old, int64_t size)
 {
 	if (!xfs_small_folio(f) || old % f->bs == 0)
 		return 0;
@@ -581,7 +586,12 @@ static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
 	it_init(&it, f->root, RD(f, old));
 	bool written = it_valid(&it) && (it.cur->s.kind == K_ZERO || it.cur->s.kind == K_DATA);
 	it_done(&it);
-	return written ? xfs_folio_unwritten(f, RD(f, old), RU(f, old)) : 0;
+	return written ? xfs_folio_unwritten_eof(f, RD(f, old), RU(f, old), size) : 0;
+}
+
+static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
+{
+	return xfs_grow_folio(f, old, f->size);
 }
 
 /* D-DT11 for the blocks zeroing dirtied (zero_partial(), which runs inside
@@ -1626,9 +1636,15 @@ static int xfs_insert(struct rm_file *f, int64_t off, int64_t len)
 		return -EFBIG;
 	if (off >= f->size)
 		return -EINVAL;
+	/* D-DT11: xfs_file_fallocate() grows the size before the shift
+	 * (xfs_vn_setattr_size(), which zeroes from the old EOF); the
+	 * flush below writes that page back before anything moves */
+	int err = xfs_grow_folio(f, f->size, f->size + len);
+	if (err)
+		return err;
 	/* W7: xfs_prepare_shift() flushes from the block before off */
-	int err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), max64(f->bs, PAGE_SZ)),
-			   INT64_MAX, false);
+	err = wb_flush(f, rdown(max64(RD(f, off) - f->bs, 0), max64(f->bs, PAGE_SZ)),
+		       INT64_MAX, false);
 	if (err)
 		return err;
 	return do_insert(f, off, len);

@@ -583,6 +583,28 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 		assert_after(g, 1024, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
 		rm_file_free(g);
 	}
+	/* an insert grows the size first (xfs_vn_setattr_size() zeroes the
+	 * old EOF block's tail, dirtying its page), then writes back and
+	 * shifts: the page's unwritten blocks travel with their latitude
+	 * (QEMU, 6.1, 1 KiB: "fzero 7276544 7168; truncate 7283712; pwrite
+	 * 7283712 11; finsert 3725312 5120; finsert 2142208 3072" leaves the
+	 * block zeroed at 7111 written, now at 7119) */
+	{
+		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+		assert_int_equal(rm_pwrite(g, b, 2, 6144), 2);	/* EOF 6146: block 6 */
+		assert_int_equal(rm_truncate(g, 6146), 0);	/* no M1 past it */
+		assert_int_equal(rm_fsync(g), 0);
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_KEEP_SIZE, 4096, 2048), 0);
+		assert_int_equal(rm_fsync(g), 0);
+		assert_after(g, 4096, RM_UNWRITTEN, RM_UNWRITTEN);	/* page 1, clean */
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_INSERT_RANGE, 0, 1024), 0);
+		chk(g);
+		assert_int_equal(rm_fsync(g), 0);
+		/* blocks 4, 5 moved to 5, 6 with the latitude page 1 gave them */
+		assert_after(g, 5 * 1024, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		assert_after(g, 6 * 1024, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		rm_file_free(g);
+	}
 	/* a fallocate after the write, into the page it dirtied: the
 	 * write-back writes the page's uptodate blocks (QEMU, 6.1, 1 KiB:
 	 * "pwrite 870400 62900; falloc -k 808959 62524" leaves blocks 848,
