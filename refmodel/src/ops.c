@@ -1678,9 +1678,13 @@ static int xfs_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	/* xfs_alloc_file_space() (zero, allocate, unshare) sets
 	 * XFS_DIFLAG_PREALLOC on every pass of its loop */
 	f->xfs_prealloc = true;
-	if (mode & RM_FALLOC_FL_ZERO_RANGE)
-		return xfs_zero(f, mode, off, len);
-	return do_alloc(f, mode, off, len);
+	int64_t old = f->size;
+	err = mode & RM_FALLOC_FL_ZERO_RANGE ? xfs_zero(f, mode, off, len)
+					     : do_alloc(f, mode, off, len);
+	/* D-DT11: the size grows after the allocation (xfs_file_fallocate()
+	 * -> xfs_vn_setattr_size(), zeroing from the old EOF), so the new
+	 * unwritten blocks of the old EOF block's page are in it */
+	return err || f->size <= old ? err : xfs_grow_folio(f, old, f->size);
 }
 
 int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)

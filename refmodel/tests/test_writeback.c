@@ -605,6 +605,21 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 		assert_after(g, 6 * 1024, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
 		rm_file_free(g);
 	}
+	/* a fallocate that grows the size allocates first, then zeroes from
+	 * the old EOF (QEMU, 6.1, 1 KiB: EOF inside written block 12066,
+	 * "falloc 12355599 3072" leaves block 12067 written at once) */
+	{
+		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+		assert_int_equal(rm_pwrite(g, b, 2, 1024), 2);	/* EOF 1026: block 1 */
+		assert_int_equal(rm_truncate(g, 1026), 0);	/* no M1 past it */
+		assert_int_equal(rm_fsync(g), 0);
+		assert_int_equal(rm_fallocate(g, 0, 1026, 3072), 0);
+		chk(g);
+		assert_int_equal(rm_fsync(g), 0);
+		assert_after(g, 2048, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		assert_after(g, 4096, RM_UNWRITTEN, RM_UNWRITTEN);	/* page 1 */
+		rm_file_free(g);
+	}
 	/* a fallocate after the write, into the page it dirtied: the
 	 * write-back writes the page's uptodate blocks (QEMU, 6.1, 1 KiB:
 	 * "pwrite 870400 62900; falloc -k 808959 62524" leaves blocks 848,
