@@ -1681,6 +1681,11 @@ static int xfs_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	int64_t old = f->size;
 	err = mode & RM_FALLOC_FL_ZERO_RANGE ? xfs_zero(f, mode, off, len)
 					     : do_alloc(f, mode, off, len);
+	/* xfs_reflink_unshare() of a reflink inode (a clone or dedupe made
+	 * it one) writes the range back after iomap_file_unshare():
+	 * filemap_write_and_wait_range(offset, offset + len - 1) */
+	if (!err && (mode & RM_FALLOC_FL_UNSHARE_RANGE) && f->xfs_reflink)
+		err = wb_flush(f, off, sat_add(off, len), false);
 	/* D-DT11: the size grows after the allocation (xfs_file_fallocate()
 	 * -> xfs_vn_setattr_size(), zeroing from the old EOF), so the new
 	 * unwritten blocks of the old EOF block's page are in it */

@@ -605,6 +605,29 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 		assert_after(g, 6 * 1024, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
 		rm_file_free(g);
 	}
+	/* unshare on a reflink inode writes its range back
+	 * (xfs_reflink_unshare()): a page a write dirtied before the
+	 * unshare allocated its holes gets written whole (QEMU, 6.1, 2 KiB:
+	 * "dedupe ...; pwrite 444416 6; fmode 0x41 421888 145408" leaves
+	 * block 216, a hole before, written) */
+	{
+		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+		struct rm_file *src = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+		unsigned char one[1024];
+		memset(one, 0x5c, sizeof(one));
+		assert_int_equal(rm_pwrite(src, one, 1024, 0), 1024);
+		assert_int_equal(rm_truncate(g, 16384), 0);
+		assert_int_equal(rm_clone_range(g, src, 0, 12288, 1024), 0);	/* reflink inode */
+		assert_int_equal(rm_pwrite(g, b, 2, 1024), 2);	/* block 1, page 0 */
+		assert_true(rm_dirty_bytes(g) > 0);
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+					      0, 8192), 0);
+		chk(g);
+		assert_int_equal(rm_dirty_bytes(g), 0);	/* written back */
+		assert_after(g, 0, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		rm_file_free(g);
+		rm_file_free(src);
+	}
 	/* a fallocate that grows the size allocates first, then zeroes from
 	 * the old EOF (QEMU, 6.1, 1 KiB: EOF inside written block 12066,
 	 * "falloc 12355599 3072" leaves block 12067 written at once) */
