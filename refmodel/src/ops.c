@@ -1682,10 +1682,13 @@ static int xfs_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	err = mode & RM_FALLOC_FL_ZERO_RANGE ? xfs_zero(f, mode, off, len)
 					     : do_alloc(f, mode, off, len);
 	/* xfs_reflink_unshare() of a reflink inode (a clone or dedupe made
-	 * it one) writes the range back after iomap_file_unshare():
-	 * filemap_write_and_wait_range(offset, offset + len - 1) */
+	 * it one) writes the range back after iomap_file_unshare()
+	 * (filemap_write_and_wait_range(offset, offset + len - 1)), unless
+	 * an earlier unshare cleared the flag (xfs_reflink_try_clear_inode_flag(),
+	 * when no extent is shared), which the model cannot tell: so not the
+	 * write-back, only D-DT11's latitude for the pages it may write */
 	if (!err && (mode & RM_FALLOC_FL_UNSHARE_RANGE) && f->xfs_reflink)
-		err = wb_flush(f, off, sat_add(off, len), false);
+		err = xfs_wb_folios(f, off, sat_add(off, len));
 	/* D-DT11: the size grows after the allocation (xfs_file_fallocate()
 	 * -> xfs_vn_setattr_size(), zeroing from the old EOF), so the new
 	 * unwritten blocks of the old EOF block's page are in it */
