@@ -141,11 +141,6 @@ struct rm_file {
 				 * only unshare clears it, and the model keeps it */
 	bool write_through;	/* rm_opts.write_through (always in the bytes profile) */
 	bool anywb;		/* some segment may carry write-back state (wb) */
-	/* D-DT11 (XFS on 6.1, blocks < page): the partial blocks zeroing
-	 * dirtied during the op in progress, whose pages' unwritten blocks
-	 * get latitude when it ends (xfs_folio_marks_apply()) */
-	int64_t folio_mark[8][2];
-	int nfolio_marks;
 };
 
 /* A range operation in progress: the tree is split into L | [a,b) | R and

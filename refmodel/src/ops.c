@@ -594,22 +594,14 @@ static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
 	return xfs_grow_folio(f, old, f->size);
 }
 
-/* D-DT11 for the blocks zeroing dirtied (zero_partial(), which runs inside
- * a range operation and so only records them): iomap_zero_range() dirties
- * the folio through iomap_write_end() as a write does. */
-static int xfs_folio_marks_apply(struct rm_file *f)
-{
-	int err = 0;
-	for (int k = 0; k < f->nfolio_marks && !err; k++)
-		err = xfs_folio_unwritten(f, f->folio_mark[k][0], f->folio_mark[k][1]);
-	f->nfolio_marks = 0;
-	return err;
-}
-
-/* D-DT11 at write-back, for the orders the marks above do not see (a
- * fallocate making unwritten blocks in a page a write dirtied before):
- * the unwritten blocks, inside EOF, of every page that holds a dirty block
- * of [s, e).  Runs before the write-back cleans them. */
+/* D-DT11 for the dirty pages: the unwritten blocks, inside EOF, of every
+ * page that holds a dirty block of [s, e).  Before every write-back (it
+ * cleans them), and over the whole file after every write, fallocate and
+ * truncate: 6.1 XFS writes pages back inside many calls of its own (a
+ * truncate from the on-disk size, the flushes of the shifts, punch, zero,
+ * unshare, direct I/O, remaps), so a dirty page's unwritten blocks may be
+ * written from the moment both are there, whatever the order they came
+ * in.  O(k log n) in the k segments with write-back state. */
 int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
 {
 	if (!xfs_small_folio(f) || !f->anywb)
@@ -747,8 +739,8 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 		f->size = end;
 	rop_close(f, &x);
 	if (xfs_small_folio(f)) {
-		err = xfs_folio_unwritten(f, a, e);
-		return err || off <= old_size ? err : xfs_old_eof_folio(f, old_size);
+		err = off <= old_size ? 0 : xfs_old_eof_folio(f, old_size);
+		return err ? err : xfs_wb_folios(f, 0, INT64_MAX);
 	}
 	return 0;
 }
@@ -828,7 +820,13 @@ static int truncate_core(struct rm_file *f, int64_t size);
 
 int rm_truncate(struct rm_file *f, int64_t size)
 {
-	int err = truncate_core(f, size), e2 = xfs_folio_marks_apply(f);
+	int err = truncate_core(f, size), e2 = 0;
+	/* D-DT11: xfs_setattr_size() writes back [i_disk_size, newsize)
+	 * when it zeroed or the on-disk size lags (filemap_write_and_wait_range());
+	 * i_disk_size is not in the model: any dirty page may have been
+	 * written back here, as after any op (xfs_wb_folios()) */
+	if (!err)
+		e2 = xfs_wb_folios(f, 0, INT64_MAX);
 	return err ? err : e2;
 }
 
@@ -1114,10 +1112,6 @@ static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e)
 		if (!f->write_through) {
 			for_range(f, x, bstart, bend, fn_dirty, 0);
 			f->anywb = true;
-		}
-		if (xfs_small_folio(f) && f->nfolio_marks < 8) {
-			f->folio_mark[f->nfolio_marks][0] = bstart;
-			f->folio_mark[f->nfolio_marks++][1] = bend;
 		}
 	}
 	else if (k == K_UNWRITTEN && f->profile == RM_PROFILE_EXT4) {
@@ -1704,7 +1698,8 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	if (f->profile == RM_PROFILE_EXT4)
 		return ext4_fallocate(f, mode, off, len);
 	err = xfs_fallocate(f, mode, off, len);
-	int e2 = xfs_folio_marks_apply(f);
+	/* D-DT11: any dirty page may have been written back */
+	int e2 = xfs_wb_folios(f, 0, INT64_MAX);
 	return err ? err : e2;
 }
 

@@ -629,6 +629,22 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 		rm_file_free(g);
 		rm_file_free(src);
 	}
+	/* unwritten blocks made in a page a write dirtied before may be
+	 * written from then on, by any of XFS's own write-backs (QEMU, 6.1,
+	 * 1 KiB: xfs_setattr_size() wrote back from the on-disk size, and
+	 * "truncate 3590807" left block 2743, far below it, written) */
+	{
+		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+		assert_int_equal(rm_truncate(g, 16384), 0);
+		assert_int_equal(rm_pwrite(g, b, 2, 3072), 2);	/* block 3, page 0 */
+		assert_after(g, 0, RM_HOLE, RM_HOLE);
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_KEEP_SIZE, 0, 3072), 0);
+		chk(g);
+		assert_after(g, 0, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		assert_int_equal(rm_truncate(g, 20000), 0);
+		assert_after(g, 0, RM_UNWRITTEN, RM_UNWRITTEN | RM_DATA);
+		rm_file_free(g);
+	}
 	/* a fallocate that grows the size allocates first, then zeroes from
 	 * the old EOF (QEMU, 6.1, 1 KiB: EOF inside written block 12066,
 	 * "falloc 12355599 3072" leaves block 12067 written at once) */
