@@ -362,8 +362,9 @@ static int replays(struct shrink_ctx *c, const struct dt_op *ops, size_t n, int 
  * them.  1 when a variant replays (r->ops is it), 0 when none does. */
 static int try_filled(struct shrink_ctx *c, struct dt_shrink_res *r, int file)
 {
+	/* a log shrunk this way already has its fill before the last op */
 	if (!c->t->full || c->kind != DV_RET || !r->nops ||
-	    r->ops[r->nops - 1].kind == DT_FILL)
+	    (r->nops > 1 && r->ops[r->nops - 2].kind == DT_FILL))
 		return 0;
 	struct dt_op *v = malloc((r->nops + 2) * sizeof(*v));
 	if (!v)

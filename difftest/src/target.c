@@ -543,6 +543,12 @@ static void pick_kernel(struct dt_target *t, const char *prof)
 	t->mopts.kernel = k;
 }
 
+/* free=SIZE's filler: the file that takes the space (fill_fs()). */
+static void filler_path(const struct dt_target *t, char *path, size_t n)
+{
+	snprintf(path, n, "%s/.difftest-filler", t->dir);
+}
+
 /* The filler fd grows from *at by fallocate() until ENOSPC, starting with
  * chunk bytes and halving a chunk that does not fit; *at = its new size. */
 static int grow_filler(int fd, int64_t bs, int64_t chunk, int64_t *at)
@@ -581,7 +587,7 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 	struct statfs sf;
 	int rc = 0;
 
-	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
+	filler_path(t, path, sizeof(path));
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || fstatfs(fd, &sf)) {
 		rc = neg_errno();
@@ -805,7 +811,7 @@ static int make_room(struct dt_target *t)
 	struct stat st;
 	int64_t give = t->cfg.free > (1 << 20) ? t->cfg.free : (1 << 20);
 
-	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
+	filler_path(t, path, sizeof(path));
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -1540,7 +1546,7 @@ int64_t dt_t_fill(struct dt_session *s, int take, char *note, size_t n)
 			 "configuration); %s is not one", t->name);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "%s/.difftest-filler", t->dir);
+	filler_path(t, path, sizeof(path));
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		int rc = neg_errno();
@@ -1555,7 +1561,7 @@ int64_t dt_t_fill(struct dt_session *s, int take, char *note, size_t n)
 		return rc ? rc : st.st_size;
 	}
 	int rc = syncfs(fd) || fstatfs(fd, &sf) || fstat(fd, &st) ? neg_errno() : 0;
-	int64_t at = st.st_size, from = at;
+	int64_t at = rc ? 0 : st.st_size, from = at;
 	if (!rc)
 		rc = grow_filler(fd, (int64_t)sf.f_bsize, (int64_t)sf.f_bfree * sf.f_bsize, &at);
 	close(fd);

@@ -539,19 +539,19 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 /* D-DT11: XFS in 6.1 with blocks smaller than the page keeps no per-block
  * dirty state (iomap's came with 6.6): iomap_write_end() dirties the whole
  * folio, and iomap_writepage_map() writes every uptodate block of it
- * inside EOF, so an unwritten block of a page a write dirtied is written
- * with zeros and converted (xfs_end_ioend()) when an earlier read brought
- * it into the cache; holes are skipped (xfs_map_blocks() returns
- * IOMAP_HOLE).  Whether it was read is the page cache's business: the
- * unwritten blocks of the pages around the written blocks [a, e), inside
- * EOF, may be written after write-back. */
+ * inside EOF, so an unwritten block of a dirty page is written with zeros
+ * and converted (xfs_end_ioend()) when an earlier read brought it into the
+ * cache; holes are skipped (xfs_map_blocks() returns IOMAP_HOLE).  Whether
+ * it was read is the page cache's business, so it is latitude. */
 static bool xfs_small_folio(const struct rm_file *f)
 {
 	return f->profile == RM_PROFILE_XFS && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ &&
 	       !f->write_through;
 }
 
-static int xfs_folio_unwritten_eof(struct rm_file *f, int64_t a, int64_t e, int64_t size)
+/* The unwritten blocks of the pages around the dirty blocks [a, e), inside
+ * an EOF of size, may be written. */
+static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e, int64_t size)
 {
 	int64_t eof = RU(f, size);
 	int64_t r[2][2] = { { rdown(a, PAGE_SZ), min64(a, eof) },
@@ -569,11 +569,6 @@ static int xfs_folio_unwritten_eof(struct rm_file *f, int64_t a, int64_t e, int6
 	return 0;
 }
 
-static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e)
-{
-	return xfs_folio_unwritten_eof(f, a, e, f->size);
-}
-
 /* D-DT11 for a grow past an EOF inside a written block: the write's
  * xfs_file_write_checks() and a truncate's xfs_setattr_size() zero from
  * the old EOF with iomap_zero_range(), which dirties that block's folio
@@ -586,12 +581,7 @@ static int xfs_grow_folio(struct rm_file *f, int64_t old, int64_t size)
 	it_init(&it, f->root, RD(f, old));
 	bool written = it_valid(&it) && (it.cur->s.kind == K_ZERO || it.cur->s.kind == K_DATA);
 	it_done(&it);
-	return written ? xfs_folio_unwritten_eof(f, RD(f, old), RU(f, old), size) : 0;
-}
-
-static int xfs_old_eof_folio(struct rm_file *f, int64_t old)
-{
-	return xfs_grow_folio(f, old, f->size);
+	return written ? xfs_folio_unwritten(f, RD(f, old), RU(f, old), size) : 0;
 }
 
 /* D-DT11 for the dirty pages: the unwritten blocks, inside EOF, of every
@@ -614,7 +604,7 @@ int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
 		it_done(&it);
 		int64_t q = sat_add(p, len);
 		if (dirty) {
-			int err = xfs_folio_unwritten(f, p, q);
+			int err = xfs_folio_unwritten(f, p, q, f->size);
 			if (err)
 				return err;
 		}
@@ -739,7 +729,7 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
 		f->size = end;
 	rop_close(f, &x);
 	if (xfs_small_folio(f)) {
-		err = off <= old_size ? 0 : xfs_old_eof_folio(f, old_size);
+		err = off <= old_size ? 0 : xfs_grow_folio(f, old_size, f->size);
 		return err ? err : xfs_wb_folios(f, 0, INT64_MAX);
 	}
 	return 0;
@@ -865,7 +855,7 @@ static int truncate_core(struct rm_file *f, int64_t size)
 		}
 		rop_close(f, &x);
 	}
-	return xfs_old_eof_folio(f, old);
+	return xfs_grow_folio(f, old, f->size);
 }
 
 static void fn_settle(struct seg *s, unsigned arg)
@@ -1675,14 +1665,6 @@ static int xfs_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	int64_t old = f->size;
 	err = mode & RM_FALLOC_FL_ZERO_RANGE ? xfs_zero(f, mode, off, len)
 					     : do_alloc(f, mode, off, len);
-	/* xfs_reflink_unshare() of a reflink inode (a clone or dedupe made
-	 * it one) writes the range back after iomap_file_unshare()
-	 * (filemap_write_and_wait_range(offset, offset + len - 1)), unless
-	 * an earlier unshare cleared the flag (xfs_reflink_try_clear_inode_flag(),
-	 * when no extent is shared), which the model cannot tell: so not the
-	 * write-back, only D-DT11's latitude for the pages it may write */
-	if (!err && (mode & RM_FALLOC_FL_UNSHARE_RANGE) && f->xfs_reflink)
-		err = xfs_wb_folios(f, off, sat_add(off, len));
 	/* D-DT11: the size grows after the allocation (xfs_file_fallocate()
 	 * -> xfs_vn_setattr_size(), zeroing from the old EOF), so the new
 	 * unwritten blocks of the old EOF block's page are in it */
@@ -1698,7 +1680,11 @@ int rm_fallocate(struct rm_file *f, int mode, int64_t off, int64_t len)
 	if (f->profile == RM_PROFILE_EXT4)
 		return ext4_fallocate(f, mode, off, len);
 	err = xfs_fallocate(f, mode, off, len);
-	/* D-DT11: any dirty page may have been written back */
+	/* D-DT11: any dirty page may have been written back, also by an
+	 * unshare of a reflink inode (xfs_reflink_unshare() writes its range
+	 * back unless an earlier unshare cleared the flag,
+	 * xfs_reflink_try_clear_inode_flag(), which the model cannot tell:
+	 * so latitude, not an assumed write-back) */
 	int e2 = xfs_wb_folios(f, 0, INT64_MAX);
 	return err ? err : e2;
 }

@@ -316,18 +316,16 @@ int pair_compare(struct pair *p, struct rng *r)
 			return mismatch(p, "walk gap at %" PRId64, pos);
 		int64_t xe = x->off + x->len, ye = y->off + y->len;
 		int ok = x->state == y->state && x->may == y->may;
-		/* D-DT14: the tree's dirty pages (the flat model has none) may
-		 * let ext4 write, at write-back, the unwritten blocks a zero
-		 * range made inside a page below the page size */
-		if (!ok && x->state == y->state && x->state == RM_UNWRITTEN &&
-		    p->opts.profile == RM_PROFILE_EXT4 && p->f.bs < 4096 &&
+		/* the tree's dirty pages (the flat model has none) below the
+		 * page size may let write-back write unwritten blocks: ext4's
+		 * a zero range made (D-DT14), XFS 6.1's of any dirty page
+		 * (D-DT11) */
+		bool page_latitude = p->f.bs < 4096 &&
+			(p->opts.profile == RM_PROFILE_EXT4 ||
+			 (p->opts.profile == RM_PROFILE_XFS && p->opts.kernel == RM_KERNEL_6_1 &&
+			  !p->opts.write_through));
+		if (!ok && page_latitude && x->state == y->state && x->state == RM_UNWRITTEN &&
 		    (x->may & ~y->may) == RM_DATA)
-			ok = 1;
-		/* D-DT11: XFS 6.1 below the page size: the unwritten blocks of
-		 * a page a write dirtied may be written at write-back */
-		if (!ok && x->state == y->state && x->state == RM_UNWRITTEN &&
-		    p->opts.profile == RM_PROFILE_XFS && p->opts.kernel == RM_KERNEL_6_1 &&
-		    !p->opts.write_through && p->f.bs < 4096 && (x->may & ~y->may) == RM_DATA)
 			ok = 1;
 		/* hunting aids: tolerate a stricter (subset) or looser tree may-mask */
 		if (!ok && x->state == y->state && skipped("may_subset") && (x->may & ~y->may) == 0)
