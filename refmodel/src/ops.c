@@ -328,6 +328,8 @@ static int ext4_zo_open(struct rm_file *f, int64_t lo, int64_t hi, bool back, bo
  * xfs_truncate_page()); its allocation state does not change. */
 static void zero_partial(struct rm_file *f, struct rop *x, int64_t s, int64_t e);
 
+static int xfs_zeroed_folio(struct rm_file *f, int64_t pos, int64_t size);
+
 static int free_past_eof(struct rm_file *f, int64_t ns)
 {
 	int64_t T = tree_len(f->root);
@@ -345,7 +347,9 @@ static int free_past_eof(struct rm_file *f, int64_t ns)
 	if (ns < e)
 		zero_partial(f, &x, ns, e);
 	rop_close(f, &x);
-	return 0;
+	/* D-DT11: xfs_truncate_page() dirties the page of the new EOF block
+	 * (xfs_setattr_size() writes it back when it zeroed) */
+	return ns < e ? xfs_zeroed_folio(f, ns, f->size) : 0;
 }
 
 /* ---------- creation ---------- */
@@ -569,19 +573,51 @@ static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e, int64_t 
 	return 0;
 }
 
+/* Whether the block holding pos is written, or may be: an unwritten
+ * block D-DT11 may have written holds DATA in its may-set. */
+static bool blk_may_written(const struct rm_file *f, int64_t pos)
+{
+	struct it it;
+	it_init(&it, f->root, pos);
+	bool w = it_valid(&it) && (it.cur->s.kind == K_ZERO || it.cur->s.kind == K_DATA ||
+				   (it.cur->s.may & RM_DATA));
+	it_done(&it);
+	return w;
+}
+
+/* D-DT11 for iomap_zero_range() of part of the block holding pos: it
+ * skips holes and unwritten blocks and dirties the folio of a written one
+ * (iomap_zero_iter() -> iomap_write_end()).  A block D-DT11 may have
+ * written is zeroed and dirtied too in that case, which zero_partial()
+ * cannot mark (it marks the written ones), so its page gets the latitude
+ * here, after the op has made its own unwritten blocks. */
+static int xfs_zeroed_folio(struct rm_file *f, int64_t pos, int64_t size)
+{
+	if (!xfs_small_folio(f) || !blk_may_written(f, pos))
+		return 0;
+	return xfs_folio_unwritten(f, RD(f, pos), sat_add(RD(f, pos), f->ab), size);
+}
+
 /* D-DT11 for a grow past an EOF inside a written block: the write's
  * xfs_file_write_checks() and a truncate's xfs_setattr_size() zero from
  * the old EOF with iomap_zero_range(), which dirties that block's folio
  * (holes and unwritten blocks it skips). */
 static int xfs_grow_folio(struct rm_file *f, int64_t old, int64_t size)
 {
-	if (!xfs_small_folio(f) || old % f->bs == 0)
+	return old % f->bs ? xfs_zeroed_folio(f, old, size) : 0;
+}
+
+/* D-DT11 for the partial blocks xfs_free_file_space() zeroes inside the
+ * EOF it ran under (eof): those holding off and the range's last byte
+ * before eof.  A block the punch freed whole is a hole, which
+ * xfs_zeroed_folio() leaves alone. */
+static int xfs_zeroed_edges(struct rm_file *f, int64_t off, int64_t len, int64_t eof)
+{
+	int64_t ze = min64(sat_add(off, len), eof);
+	if (off >= ze)
 		return 0;
-	struct it it;
-	it_init(&it, f->root, RD(f, old));
-	bool written = it_valid(&it) && (it.cur->s.kind == K_ZERO || it.cur->s.kind == K_DATA);
-	it_done(&it);
-	return written ? xfs_folio_unwritten(f, RD(f, old), RU(f, old), size) : 0;
+	int err = xfs_zeroed_folio(f, off, f->size);
+	return err ? err : xfs_zeroed_folio(f, ze - 1, f->size);
 }
 
 /* D-DT11 for the dirty pages: the unwritten blocks, inside EOF, of every
@@ -1226,7 +1262,7 @@ static int xfs_punch(struct rm_file *f, int64_t off, int64_t len)
 		return err;
 	xfs_free_space(f, &x, off, len);
 	rop_close(f, &x);
-	return 0;
+	return xfs_zeroed_edges(f, off, len, f->size);
 }
 
 /* Whether a block of page [p, p + PAGE_SZ) outside [s, e) is dirty. */
@@ -1318,12 +1354,13 @@ static int xfs_zero(struct rm_file *f, int mode, int64_t off, int64_t len)
 	int err = rop_open(f, RD(f, off), RU(f, end), &x);
 	if (err)
 		return err;
+	int64_t eof = f->size;
 	xfs_free_space(f, &x, off, len);
 	for_range(f, &x, x.a, x.b, fn_alloc, 0);
 	if (new_size)
 		f->size = new_size;
 	rop_close(f, &x);
-	return 0;
+	return xfs_zeroed_edges(f, off, len, eof);
 }
 
 /* Collapse: drop [off, off+len) and shift the rest (including post-EOF
