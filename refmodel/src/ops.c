@@ -545,8 +545,12 @@ static int write_core(struct rm_file *f, struct rm_buf *b, int64_t off, int64_t 
  * folio, and iomap_writepage_map() writes every uptodate block of it
  * inside EOF, so an unwritten block of a dirty page is written with zeros
  * and converted (xfs_end_ioend()) when an earlier read brought it into the
- * cache; holes are skipped (xfs_map_blocks() returns IOMAP_HOLE).  Whether
- * it was read is the page cache's business, so it is latitude. */
+ * cache; holes are skipped (xfs_map_blocks() returns IOMAP_HOLE), except
+ * on a reflink inode: xfs_map_blocks() looks the CoW fork up first, and a
+ * reservation there (the cowextsize hint rounds them out, W13) may cover a
+ * hole of the data fork, which is then written through the CoW fork and
+ * remapped (xfs_reflink_end_cow()).  Whether the block was read is the
+ * page cache's business, so it is latitude. */
 static bool xfs_small_folio(const struct rm_file *f)
 {
 	return f->profile == RM_PROFILE_XFS && f->kernel == RM_KERNEL_6_1 && f->bs < PAGE_SZ &&
@@ -554,7 +558,7 @@ static bool xfs_small_folio(const struct rm_file *f)
 }
 
 /* The unwritten blocks of the pages around the dirty blocks [a, e), inside
- * an EOF of size, may be written. */
+ * an EOF of size, may be written; on a reflink inode their holes too. */
 static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e, int64_t size)
 {
 	int64_t eof = RU(f, size);
@@ -568,6 +572,8 @@ static int xfs_folio_unwritten(struct rm_file *f, int64_t a, int64_t e, int64_t 
 		if (err)
 			return err;
 		for_range(f, &x, r[k][0], r[k][1], fn_or_may_unwritten, RM_DATA);
+		if (f->xfs_reflink)
+			for_range(f, &x, r[k][0], r[k][1], fn_or_may_hole, RM_DATA);
 		rop_close(f, &x);
 	}
 	return 0;
