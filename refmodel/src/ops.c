@@ -626,6 +626,8 @@ static int xfs_zeroed_edges(struct rm_file *f, int64_t off, int64_t len, int64_t
 	return err ? err : xfs_zeroed_folio(f, ze - 1, f->size);
 }
 
+static int xfs_wb_folios_eof(struct rm_file *f, int64_t s, int64_t e, int64_t size);
+
 /* D-DT11 for the dirty pages: the unwritten blocks, inside EOF, of every
  * page that holds a dirty block of [s, e).  Before every write-back (it
  * cleans them), and over the whole file after every write, fallocate and
@@ -635,6 +637,14 @@ static int xfs_zeroed_edges(struct rm_file *f, int64_t off, int64_t len, int64_t
  * written from the moment both are there, whatever the order they came
  * in.  O(k log n) in the k segments with write-back state. */
 int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
+{
+	return xfs_wb_folios_eof(f, s, e, f->size);
+}
+
+/* xfs_wb_folios() for an EOF of size: a grow brings the blocks past the
+ * old EOF of the old EOF's page inside, where they may be written from
+ * then on (an insert grows the size before its flush). */
+static int xfs_wb_folios_eof(struct rm_file *f, int64_t s, int64_t e, int64_t size)
 {
 	if (!xfs_small_folio(f) || !f->anywb)
 		return 0;
@@ -646,7 +656,7 @@ int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
 		it_done(&it);
 		int64_t q = sat_add(p, len);
 		if (dirty) {
-			int err = xfs_folio_unwritten(f, p, q, f->size);
+			int err = xfs_folio_unwritten(f, p, q, size);
 			if (err)
 				return err;
 		}
@@ -1667,6 +1677,11 @@ static int xfs_insert(struct rm_file *f, int64_t off, int64_t len)
 	 * (xfs_vn_setattr_size(), which zeroes from the old EOF); the
 	 * flush below writes that page back before anything moves */
 	int err = xfs_grow_folio(f, f->size, f->size + len);
+	/* ... and brings the rest of the old EOF's page inside the EOF,
+	 * with its dirty blocks (only that page holds dirty blocks and
+	 * blocks past the old EOF) */
+	if (!err)
+		err = xfs_wb_folios_eof(f, rdown(f->size, PAGE_SZ), f->size, f->size + len);
 	if (err)
 		return err;
 	/* W7: xfs_prepare_shift() flushes from the block before off */

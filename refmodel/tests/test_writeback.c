@@ -734,6 +734,28 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 		rm_file_free(g);
 		rm_file_free(src);
 	}
+	/* an insert grows the size before its flush: the unwritten block
+	 * past the old EOF in the dirty EOF page comes inside and may be
+	 * written, then moves with the shift (QEMU, 6.1, 1 KiB, the case
+	 * itself: block 4135 written, now at 4143) */
+	for (int k = 0; k < 2; k++) {
+		enum rm_kernel kern = k ? RM_KERNEL_6_12 : RM_KERNEL_6_1;
+		struct rm_file *g = mk(RM_PROFILE_XFS, kern, 1024, 0);
+		unsigned char w[15];
+		memset(w, 0x6f, sizeof(w));
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_ZERO_RANGE | RM_FALLOC_FL_KEEP_SIZE,
+					      4225317, 2048), 0);
+		assert_int_equal(rm_fallocate(g, 0, 4225024, 2048), 0);
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_INSERT_RANGE, 4225024, 7168), 0);
+		assert_int_equal(rm_pwrite(g, w, 15, 4232192), 15);
+		assert_after(g, 4135 * 1024, RM_UNWRITTEN, RM_UNWRITTEN);	/* past EOF */
+		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_INSERT_RANGE, 4232192, 8192), 0);
+		chk(g);
+		assert_int_equal(rm_fsync(g), 0);
+		assert_after(g, 4143 * 1024, RM_UNWRITTEN,
+			     k ? RM_UNWRITTEN : RM_UNWRITTEN | RM_DATA);
+		rm_file_free(g);
+	}
 	/* page-size blocks: a block is its page */
 	struct rm_file *f = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 4096, 0);
 	assert_int_equal(rm_fallocate(f, 0, 0, 16384), 0);
