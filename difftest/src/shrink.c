@@ -16,6 +16,7 @@
  *             (mapshtml.c)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "ddmin.h"
+#include "optab.h"
 #include "dt.h"
 #include "rm_vec.h"
 
@@ -297,23 +299,64 @@ static int shrink_budget_left(void *ctx)
 	return c->tests < c->max_tests && now() - c->t0 < c->max_seconds;
 }
 
-/* The other files usually do not matter: the diverging file alone
- * (renamed f0) with the global ops, tried before ddmin.  1 and ops/n/the
- * context set to it when it fails, 0 when not (context unchanged). */
-static int try_one_file(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int file)
+/* The files the diverging file's content can depend on: itself and,
+ * transitively, the sources of the reflink, copy_range and dedupe ops of
+ * the files kept.  Their ops and the global ops go to out (room for n),
+ * the files renumbered: the diverging file f0, the others after it in
+ * their order.  Returns the ops written; *nkept = the files kept. */
+size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file,
+		    struct dt_op *out, int *nkept)
+{
+	bool keep[256] = { false };
+	int map[256];
+	size_t k = 0;
+
+	keep[(uint8_t)file] = true;
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t j = 0; j < n; j++)
+			if (keep[ops[j].file] && !keep[ops[j].src] &&
+			    dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
+				grew = keep[ops[j].src] = true;
+	}
+	*nkept = 0;
+	map[(uint8_t)file] = (*nkept)++;
+	for (int i = 0; i < 256; i++)
+		if (keep[i] && i != (uint8_t)file)
+			map[i] = (*nkept)++;
+	if (*nkept > nfiles)	/* a source past the session: keep the log */
+		*nkept = nfiles;
+	for (size_t j = 0; j < n; j++) {
+		if (!keep[ops[j].file] && !dt_kind_is_global(ops[j].kind))
+			continue;
+		out[k] = ops[j];
+		out[k].file = (uint8_t)(keep[ops[j].file] ? map[ops[j].file] : 0);
+		if (dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
+			out[k].src = (uint8_t)map[ops[j].src];
+		k++;
+	}
+	return k;
+}
+
+/* The other files usually do not matter: the diverging file with the
+ * files it takes data from (dt_few_files()) and the global ops, tried
+ * before ddmin.  1 and ops/n/the context set to it when it fails, 0 when
+ * not or when every file is needed (context unchanged). */
+static int try_few_files(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int file)
 {
 	struct dt_op *cand = malloc((*n ? *n : 1) * sizeof(*cand));
-	size_t k = 0, need;
+	size_t k, need;
+	int kept;
 
 	if (!cand)
 		return -ENOMEM;
-	for (size_t j = 0; j < *n; j++)
-		if (ops[j].file == file || dt_kind_is_global(ops[j].kind)) {
-			cand[k] = ops[j];
-			cand[k++].file = 0;
-		}
+	k = dt_few_files(ops, *n, c->nfiles, file, cand, &kept);
+	if (kept >= c->nfiles) {
+		free(cand);
+		return 0;
+	}
 	int nfiles = c->nfiles;
-	c->nfiles = 1;
+	c->nfiles = kept;
 	need = k;
 	int rc = shrink_fails(c, cand, k, &need);
 	if (rc > 0) {
@@ -441,7 +484,7 @@ int dt_shrink(struct dt_target *t, int nfiles, const struct dt_op *ops,
 		goto out;
 	}
 	r->replays = 1;
-	if (nfiles > 1 && (rc = try_one_file(&c, r->ops, &r->nops, file)) < 0)
+	if (nfiles > 1 && (rc = try_few_files(&c, r->ops, &r->nops, file)) < 0)
 		goto out;
 	/* ddmin's first test is the log as given (it replayed above, so it
 	 * fails unless the target is flaky).  That run also tells which

@@ -16,6 +16,9 @@
  *  - a flaky predicate (one false "fails") is reported FLAKY, never as a
  *    reproducer; a false "passes" only costs minimality;
  *  - errors of the predicate or the builder come back as they are;
+ *  - the shrinker's first candidate keeps the diverging file and the
+ *    files it copies, reflinks or dedupes from, transitively, renumbered
+ *    (dt_few_files());
  *  - end to end (the difftest binary under timeout(1)): a faulty target's
  *    divergences shrink to the same reproducers as before the shrinker
  *    became ddmin.c (golden op logs of seed 7).
@@ -32,6 +35,7 @@
 #include <cmocka.h>
 
 #include "ddmin.h"
+#include "dt.h"
 
 struct pctx {
 	const int64_t *need_ids;	/* all of these present -> fails */
@@ -368,6 +372,49 @@ static void test_errors(void **state)
 	}
 }
 
+static void test_few_files(void **state)
+{
+	(void)state;
+	/* f2 diverges; it copies from f3, which reflinks from f1; f0 only
+	 * dedupes from f2 (a reader of f2: not needed) */
+	static const char *const log[] = {
+		"f0 pwrite -S 0x11 0 4096",
+		"f1 pwrite -S 0x22 0 8192",
+		"f3 reflink f1 0 4096 4096",
+		"drop_caches",
+		"f2 copy_range f3 0 0 8192",
+		"f0 dedupe f2 0 0 4096",
+		"f2 finsert 0 4096",
+	};
+	enum { N = sizeof(log) / sizeof(log[0]) };
+	struct dt_op ops[N], out[N];
+	char err[128];
+	int kept = -1;
+
+	for (size_t j = 0; j < N; j++)
+		assert_int_equal(dt_op_parse(log[j], &ops[j], err, sizeof(err)), 0);
+	size_t k = dt_few_files(ops, N, 4, 2, out, &kept);
+	assert_int_equal(kept, 3);
+	assert_int_equal(k, 5);	/* f0's two ops dropped, drop_caches kept */
+	/* f2 -> f0; f1 -> f1; f3 -> f2 */
+	assert_int_equal(out[0].file, 1);	/* f1 pwrite */
+	assert_int_equal(out[1].file, 2);	/* f3 reflink f1 */
+	assert_int_equal(out[1].src, 1);
+	assert_int_equal(out[3].file, 0);	/* f2 copy_range f3 */
+	assert_int_equal(out[3].src, 2);
+	assert_int_equal(out[4].file, 0);	/* f2 finsert */
+	assert_int_equal(out[4].off, 0);
+	assert_int_equal(out[4].len, 4096);
+	/* a file that needs nothing else: itself alone */
+	k = dt_few_files(ops, N, 4, 1, out, &kept);
+	assert_int_equal(kept, 1);
+	assert_int_equal(k, 2);	/* its pwrite and drop_caches */
+	/* f0 needs f2 and so everything: no file is dropped */
+	k = dt_few_files(ops, N, 4, 0, out, &kept);
+	assert_int_equal(kept, 4);
+	assert_int_equal(k, N);
+}
+
 /* The shrunk reproducers of `difftest -t faulty:insert-off-by-one -N 20000
  * -S 7`, as the shrinker made them before ddmin.c (and must still). */
 /* How many times what occurs in the file dir/name (0 when unreadable). */
@@ -482,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_no_fail),
 		cmocka_unit_test(test_flaky),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_few_files),
 		cmocka_unit_test(test_golden_faulty),
 		cmocka_unit_test(test_not_replaying),
 	};
