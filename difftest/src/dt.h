@@ -637,8 +637,9 @@ int dt_run_log_through(struct dt_target *t, int nfiles, const struct dt_op *ops,
 /* The diverging file's ops, and those of the files it takes data from
  * (reflink, copy_range, dedupe sources, transitively), with the global
  * ops, files renumbered (the diverging file f0): the shrinker's first
- * candidate.  Returns the ops written to out (room for n); *nkept = files. */
-size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file,
+ * candidate; alone: its ops only, numbers kept, its sources empty (the
+ * second).  Returns the ops written to out (room for n); *nkept = files. */
+size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file, int alone,
 		    struct dt_op *out, int *nkept);
 /* seen: the divergence being shrunk (its kind, file, and for DV_RET the
  * target's result).  journal (or NULL): path each candidate's log is

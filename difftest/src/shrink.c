@@ -303,8 +303,10 @@ static int shrink_budget_left(void *ctx)
  * transitively, the sources of the reflink, copy_range and dedupe ops of
  * the files kept.  Their ops and the global ops go to out (room for n),
  * the files renumbered: the diverging file f0, the others after it in
- * their order.  Returns the ops written; *nkept = the files kept. */
-size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file,
+ * their order.  alone: the diverging file's ops only, every file keeping
+ * its number (its sources read as the empty files they then are).
+ * Returns the ops written; *nkept = the files of the session. */
+size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file, int alone,
 		    struct dt_op *out, int *nkept)
 {
 	bool keep[256] = { false };
@@ -312,7 +314,7 @@ size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file,
 	size_t k = 0;
 
 	keep[(uint8_t)file] = true;
-	for (bool grew = true; grew;) {
+	for (bool grew = !alone; grew;) {
 		grew = false;
 		for (size_t j = 0; j < n; j++)
 			if (keep[ops[j].file] && !keep[ops[j].src] &&
@@ -324,46 +326,47 @@ size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file,
 	for (int i = 0; i < 256; i++)
 		if (keep[i] && i != (uint8_t)file)
 			map[i] = (*nkept)++;
-	if (*nkept > nfiles)	/* a source past the session: keep the log */
+	if (*nkept > nfiles || alone)	/* alone, or a source past the session */
 		*nkept = nfiles;
+	for (int i = 0; i < 256 && alone; i++)
+		map[i] = i;
 	for (size_t j = 0; j < n; j++) {
 		if (!keep[ops[j].file] && !dt_kind_is_global(ops[j].kind))
 			continue;
 		out[k] = ops[j];
 		out[k].file = (uint8_t)(keep[ops[j].file] ? map[ops[j].file] : 0);
-		if (dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
+		if (!alone && dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
 			out[k].src = (uint8_t)map[ops[j].src];
 		k++;
 	}
 	return k;
 }
 
-/* The other files usually do not matter: the diverging file with the
- * files it takes data from (dt_few_files()) and the global ops, tried
- * before ddmin.  1 and ops/n/the context set to it when it fails, 0 when
- * not or when every file is needed (context unchanged). */
+/* The other files usually do not matter: tried before ddmin, the
+ * diverging file with the files it takes data from (dt_few_files()), then
+ * the diverging file alone, with the global ops.  1 and ops/n/the context
+ * set to the first that fails, 0 when neither does or drops anything
+ * (context unchanged). */
 static int try_few_files(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int file)
 {
 	struct dt_op *cand = malloc((*n ? *n : 1) * sizeof(*cand));
-	size_t k, need;
-	int kept;
+	int nfiles = c->nfiles, rc = 0;
 
 	if (!cand)
 		return -ENOMEM;
-	k = dt_few_files(ops, *n, c->nfiles, file, cand, &kept);
-	if (kept >= c->nfiles) {
-		free(cand);
-		return 0;
-	}
-	int nfiles = c->nfiles;
-	c->nfiles = kept;
-	need = k;
-	int rc = shrink_fails(c, cand, k, &need);
-	if (rc > 0) {
-		memcpy(ops, cand, need * sizeof(*ops));
-		*n = need;
-	} else {
-		c->nfiles = nfiles;
+	for (int alone = 0; alone < 2 && rc == 0; alone++) {
+		int kept;
+		size_t k = dt_few_files(ops, *n, nfiles, file, alone, cand, &kept), need = k;
+		if (k == *n || kept > nfiles || (!alone && kept == nfiles))
+			continue;	/* drops nothing (the next variant may) */
+		c->nfiles = kept;
+		rc = shrink_fails(c, cand, k, &need);
+		if (rc > 0) {
+			memcpy(ops, cand, need * sizeof(*ops));
+			*n = need;
+		} else {
+			c->nfiles = nfiles;
+		}
 	}
 	free(cand);
 	return rc;

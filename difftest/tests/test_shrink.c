@@ -17,8 +17,8 @@
  *    reproducer; a false "passes" only costs minimality;
  *  - errors of the predicate or the builder come back as they are;
  *  - the shrinker's first candidate keeps the diverging file and the
- *    files it copies, reflinks or dedupes from, transitively, renumbered
- *    (dt_few_files());
+ *    files it copies, reflinks or dedupes from, transitively, renumbered;
+ *    its second the diverging file alone (dt_few_files());
  *  - end to end (the difftest binary under timeout(1)): a faulty target's
  *    divergences shrink to the same reproducers as before the shrinker
  *    became ddmin.c (golden op logs of seed 7).
@@ -393,7 +393,7 @@ static void test_few_files(void **state)
 
 	for (size_t j = 0; j < N; j++)
 		assert_int_equal(dt_op_parse(log[j], &ops[j], err, sizeof(err)), 0);
-	size_t k = dt_few_files(ops, N, 4, 2, out, &kept);
+	size_t k = dt_few_files(ops, N, 4, 2, 0, out, &kept);
 	assert_int_equal(kept, 3);
 	assert_int_equal(k, 5);	/* f0's two ops dropped, drop_caches kept */
 	/* f2 -> f0; f1 -> f1; f3 -> f2 */
@@ -406,13 +406,21 @@ static void test_few_files(void **state)
 	assert_int_equal(out[4].off, 0);
 	assert_int_equal(out[4].len, 4096);
 	/* a file that needs nothing else: itself alone */
-	k = dt_few_files(ops, N, 4, 1, out, &kept);
+	k = dt_few_files(ops, N, 4, 1, 0, out, &kept);
 	assert_int_equal(kept, 1);
 	assert_int_equal(k, 2);	/* its pwrite and drop_caches */
 	/* f0 needs f2 and so everything: no file is dropped */
-	k = dt_few_files(ops, N, 4, 0, out, &kept);
+	k = dt_few_files(ops, N, 4, 0, 0, out, &kept);
 	assert_int_equal(kept, 4);
 	assert_int_equal(k, N);
+	/* alone: its own ops and the global ones, numbers kept */
+	k = dt_few_files(ops, N, 4, 2, 1, out, &kept);
+	assert_int_equal(kept, 4);
+	assert_int_equal(k, 3);
+	assert_int_equal(out[0].kind, ops[3].kind);	/* drop_caches */
+	assert_int_equal(out[1].file, 2);
+	assert_int_equal(out[1].src, 3);	/* now an empty file */
+	assert_int_equal(out[2].file, 2);
 }
 
 /* The shrunk reproducers of `difftest -t faulty:insert-off-by-one -N 20000
