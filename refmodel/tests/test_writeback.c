@@ -495,6 +495,22 @@ static void test_ddt14_zero_in_dirty_page(void **st)
 	rm_file_free(f);
 }
 
+/* An XFS 6.1 file of 1 KiB blocks, 16 KiB of holes, and *src, one written
+ * block; share: block 12 of the file cloned from it (a reflink inode). */
+static struct rm_file *mk_xfs_16k(struct rm_file **src, int share)
+{
+	struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+	unsigned char one[1024];
+
+	*src = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
+	memset(one, 0x5c, sizeof(one));
+	assert_int_equal(rm_pwrite(*src, one, 1024, 0), 1024);
+	assert_int_equal(rm_truncate(g, 16384), 0);
+	if (share)
+		assert_int_equal(rm_clone_range(g, *src, 0, 12288, 1024), 0);
+	return g;
+}
+
 /* D-DT11: XFS on 6.1 with 1 KiB blocks: a write dirties its whole page,
  * whose other unwritten blocks inside EOF may be written at write-back;
  * not on 6.12 (per-block dirty state), not with page-size blocks, not
@@ -612,13 +628,7 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 	 * "dedupe ...; pwrite 444416 6; fmode 0x41 421888 145408" leaves
 	 * block 216, a hole before, written) */
 	{
-		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
-		struct rm_file *src = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
-		unsigned char one[1024];
-		memset(one, 0x5c, sizeof(one));
-		assert_int_equal(rm_pwrite(src, one, 1024, 0), 1024);
-		assert_int_equal(rm_truncate(g, 16384), 0);
-		assert_int_equal(rm_clone_range(g, src, 0, 12288, 1024), 0);	/* reflink inode */
+		struct rm_file *src, *g = mk_xfs_16k(&src, 1);	/* reflink inode */
 		assert_int_equal(rm_pwrite(g, b, 2, 1024), 2);	/* block 1, page 0 */
 		assert_true(rm_dirty_bytes(g) > 0);
 		assert_int_equal(rm_fallocate(g, RM_FALLOC_FL_UNSHARE_RANGE | RM_FALLOC_FL_KEEP_SIZE,
@@ -717,14 +727,7 @@ static void test_ddt11_xfs_write_page_unwritten(void **st)
 	 * 3314688 6144" leaves holes 3253..3256 next to the second write
 	 * written); a file that never shared a block keeps them */
 	for (int k = 0; k < 2; k++) {
-		struct rm_file *g = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
-		struct rm_file *src = mk(RM_PROFILE_XFS, RM_KERNEL_6_1, 1024, 0);
-		unsigned char one[1024];
-		memset(one, 0x5c, sizeof(one));
-		assert_int_equal(rm_pwrite(src, one, 1024, 0), 1024);
-		assert_int_equal(rm_truncate(g, 16384), 0);
-		if (k)
-			assert_int_equal(rm_clone_range(g, src, 0, 12288, 1024), 0);
+		struct rm_file *src, *g = mk_xfs_16k(&src, k);
 		assert_int_equal(rm_pwrite(g, b, 2, 1024), 2);	/* block 1, page 0 */
 		chk(g);
 		assert_int_equal(rm_fsync(g), 0);
