@@ -16,8 +16,8 @@
  *             (mapshtml.c)
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,11 +309,12 @@ static int shrink_budget_left(void *ctx)
 size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file, int alone,
 		    struct dt_op *out, int *nkept)
 {
+	const uint8_t f0 = (uint8_t)file;
 	bool keep[256] = { false };
 	int map[256];
 	size_t k = 0;
 
-	keep[(uint8_t)file] = true;
+	keep[f0] = true;
 	for (bool grew = !alone; grew;) {
 		grew = false;
 		for (size_t j = 0; j < n; j++)
@@ -321,21 +322,24 @@ size_t dt_few_files(const struct dt_op *ops, size_t n, int nfiles, int file, int
 			    dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
 				grew = keep[ops[j].src] = true;
 	}
-	*nkept = 0;
-	map[(uint8_t)file] = (*nkept)++;
 	for (int i = 0; i < 256; i++)
-		if (keep[i] && i != (uint8_t)file)
-			map[i] = (*nkept)++;
-	if (*nkept > nfiles || alone)	/* alone, or a source past the session */
-		*nkept = nfiles;
-	for (int i = 0; i < 256 && alone; i++)
 		map[i] = i;
+	*nkept = nfiles;
+	if (!alone) {
+		int m = 0;
+		map[f0] = m++;
+		for (int i = 0; i < 256; i++)
+			if (keep[i] && i != f0)
+				map[i] = m++;
+		if (m <= nfiles)	/* else a source past the session: all */
+			*nkept = m;
+	}
 	for (size_t j = 0; j < n; j++) {
 		if (!keep[ops[j].file] && !dt_kind_is_global(ops[j].kind))
 			continue;
 		out[k] = ops[j];
 		out[k].file = (uint8_t)(keep[ops[j].file] ? map[ops[j].file] : 0);
-		if (!alone && dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
+		if (dt_opdesc_of(ops[j].kind)->syntax == DT_SYN_REFLINK)
 			out[k].src = (uint8_t)map[ops[j].src];
 		k++;
 	}
@@ -357,7 +361,7 @@ static int try_few_files(struct shrink_ctx *c, struct dt_op *ops, size_t *n, int
 	for (int alone = 0; alone < 2 && rc == 0; alone++) {
 		int kept;
 		size_t k = dt_few_files(ops, *n, nfiles, file, alone, cand, &kept), need = k;
-		if (k == *n || kept > nfiles || (!alone && kept == nfiles))
+		if (k == *n || (!alone && kept == nfiles))
 			continue;	/* drops nothing (the next variant may) */
 		c->nfiles = kept;
 		rc = shrink_fails(c, cand, k, &need);

@@ -604,46 +604,14 @@ static int xfs_zeroed_folio(struct rm_file *f, int64_t pos, int64_t size)
 	return xfs_folio_unwritten(f, RD(f, pos), sat_add(RD(f, pos), f->ab), size);
 }
 
-/* D-DT11 for a grow past an EOF inside a written block: the write's
- * xfs_file_write_checks() and a truncate's xfs_setattr_size() zero from
- * the old EOF with iomap_zero_range(), which dirties that block's folio
- * (holes and unwritten blocks it skips). */
-static int xfs_grow_folio(struct rm_file *f, int64_t old, int64_t size)
-{
-	return old % f->bs ? xfs_zeroed_folio(f, old, size) : 0;
-}
-
-/* D-DT11 for the partial blocks xfs_free_file_space() zeroes inside the
- * EOF it ran under (eof): those holding off and the range's last byte
- * before eof.  A block the punch freed whole is a hole, which
- * xfs_zeroed_folio() leaves alone. */
-static int xfs_zeroed_edges(struct rm_file *f, int64_t off, int64_t len, int64_t eof)
-{
-	int64_t ze = min64(sat_add(off, len), eof);
-	if (off >= ze)
-		return 0;
-	int err = xfs_zeroed_folio(f, off, f->size);
-	return err ? err : xfs_zeroed_folio(f, ze - 1, f->size);
-}
-
-static int xfs_wb_folios_eof(struct rm_file *f, int64_t s, int64_t e, int64_t size);
-
-/* D-DT11 for the dirty pages: the unwritten blocks, inside EOF, of every
- * page that holds a dirty block of [s, e).  Before every write-back (it
- * cleans them), and over the whole file after every write, fallocate and
- * truncate: 6.1 XFS writes pages back inside many calls of its own (a
+/* D-DT11 for the dirty pages: the unwritten blocks, inside an EOF of
+ * size, of every page that holds a dirty block of [s, e).  Before every
+ * write-back (it cleans them), and over the whole file after every write,
+ * fallocate and truncate: 6.1 XFS writes pages back inside many calls of its own (a
  * truncate from the on-disk size, the flushes of the shifts, punch, zero,
  * unshare, direct I/O, remaps), so a dirty page's unwritten blocks may be
  * written from the moment both are there, whatever the order they came
  * in.  O(k log n) in the k segments with write-back state. */
-int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
-{
-	return xfs_wb_folios_eof(f, s, e, f->size);
-}
-
-/* xfs_wb_folios() for an EOF of size: a grow brings the blocks past the
- * old EOF of the old EOF's page inside, where they may be written from
- * then on (an insert grows the size before its flush). */
 static int xfs_wb_folios_eof(struct rm_file *f, int64_t s, int64_t e, int64_t size)
 {
 	if (!xfs_small_folio(f) || !f->anywb)
@@ -663,6 +631,38 @@ static int xfs_wb_folios_eof(struct rm_file *f, int64_t s, int64_t e, int64_t si
 		p = q;
 	}
 	return 0;
+}
+
+/* D-DT11 for a grow from old to size: the write's xfs_file_write_checks()
+ * and a truncate's xfs_setattr_size() zero from an old EOF inside a block
+ * with iomap_zero_range(), which dirties that block's folio (holes and
+ * unwritten blocks it skips); and the rest of the old EOF's page comes
+ * inside the EOF with its dirty blocks (only that page can hold both
+ * dirty blocks and blocks past the old EOF).  The after-op pass does the
+ * same; an insert grows before its flush, so it needs it here. */
+static int xfs_grow_folio(struct rm_file *f, int64_t old, int64_t size)
+{
+	int err = old % f->bs ? xfs_zeroed_folio(f, old, size) : 0;
+	return err ? err : xfs_wb_folios_eof(f, rdown(old, PAGE_SZ), old, size);
+}
+
+/* D-DT11 for the partial blocks xfs_free_file_space() zeroes inside the
+ * EOF it ran under (eof): those holding off and the range's last byte
+ * before eof.  A block the punch freed whole is a hole, which
+ * xfs_zeroed_folio() leaves alone. */
+static int xfs_zeroed_edges(struct rm_file *f, int64_t off, int64_t len, int64_t eof)
+{
+	int64_t ze = min64(sat_add(off, len), eof);
+	if (off >= ze)
+		return 0;
+	int err = xfs_zeroed_folio(f, off, f->size);
+	return err ? err : xfs_zeroed_folio(f, ze - 1, f->size);
+}
+
+/* xfs_wb_folios_eof() under the file's own EOF. */
+int xfs_wb_folios(struct rm_file *f, int64_t s, int64_t e)
+{
+	return xfs_wb_folios_eof(f, s, e, f->size);
 }
 
 ssize_t rm_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t off)
@@ -1674,14 +1674,10 @@ static int xfs_insert(struct rm_file *f, int64_t off, int64_t len)
 	if (off >= f->size)
 		return -EINVAL;
 	/* D-DT11: xfs_file_fallocate() grows the size before the shift
-	 * (xfs_vn_setattr_size(), which zeroes from the old EOF); the
-	 * flush below writes that page back before anything moves */
+	 * (xfs_vn_setattr_size(), which zeroes from the old EOF and brings
+	 * the rest of its page inside); the flush below writes that page
+	 * back before anything moves */
 	int err = xfs_grow_folio(f, f->size, f->size + len);
-	/* ... and brings the rest of the old EOF's page inside the EOF,
-	 * with its dirty blocks (only that page holds dirty blocks and
-	 * blocks past the old EOF) */
-	if (!err)
-		err = xfs_wb_folios_eof(f, rdown(f->size, PAGE_SZ), f->size, f->size + len);
 	if (err)
 		return err;
 	/* W7: xfs_prepare_shift() flushes from the block before off */
