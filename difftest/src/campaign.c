@@ -305,6 +305,8 @@ static int start_run(struct trun *u)
 	memcpy(u->g.weights, c->weights, sizeof(u->g.weights));
 	u->g.locality = c->locality;
 	u->g.huge = c->huge;
+	u->g.flen = c->flen;
+	u->g.oplen = c->oplen;
 	u->g.disabled = t->disabled;
 	u->r->disabled = t->disabled;
 	if (!c->quiet)

@@ -98,6 +98,7 @@ struct dt_campaign {
 	unsigned weights[DT_NKINDS];
 	unsigned locality;	/* --locality PCT (struct dt_gen) */
 	unsigned huge;		/* --huge PCT (struct dt_gen) */
+	int64_t flen, oplen;	/* --flen, --oplen (struct dt_gen) */
 	struct dt_opts o;
 	int shard_i, shard_n;
 	char shard_tag[32];

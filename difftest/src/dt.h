@@ -184,6 +184,11 @@ struct dt_gen {
 	 * ops of the session; FRAG_GROW regrows it fast to frag_peak,
 	 * FRAG_CHURN runs the full recipe there for frag_churn of its ops,
 	 * then it is reset and rests again. */
+	/* fsx's geometry (--flen, --oplen: fsx's -l and -o; 0: unbounded):
+	 * every op lands in [0, flen] and moves at most oplen bytes
+	 * (gen.c fit_geometry()), so difftest and fsx run the same shape
+	 * of work when they are compared side by side. */
+	int64_t flen, oplen;
 	uint8_t frag_phase[DT_MAXFILES];
 	int64_t frag_left[DT_MAXFILES];	/* REST: op number it ends; CHURN: ops left */
 	uint64_t nops;			/* ops generated */

@@ -1101,11 +1101,71 @@ static void gen_next(struct dt_gen *g, struct rm_file *const *models,
 		frag_limits(&c, k, op);
 }
 
+/* An offset folded into [0, flen): one past it comes back from 0 (flen is
+ * a multiple of every block size, so a block-aligned offset stays one). */
+static int64_t fold_off(int64_t v, int64_t flen)
+{
+	return v >= flen ? v % flen : v;
+}
+
+/* A length capped to n: to n's whole blocks when it was whole blocks
+ * (the kind's alignment rules keep their meaning). */
+static int64_t cap_len(int64_t len, int64_t n, int64_t bs)
+{
+	if (len <= n)
+		return len;
+	return len % bs == 0 && n >= bs ? n / bs * bs : n;
+}
+
+/* fsx's geometry (--flen, --oplen), after the op is drawn: offsets past
+ * flen fold into the file's span, lengths are cut at oplen and at flen, an
+ * insert grows the file to flen at most (fsx's rule too: what does not fit
+ * is not inserted; here the insert keeps the room left, maybe 0, an
+ * EINVAL).  Negative offsets and lengths stay: they are errno checks
+ * that change nothing.  A truncate's size is at most flen. */
+static void fit_geometry(struct dt_gen *g, struct rm_file *const *models, struct dt_op *op)
+{
+	const struct dt_opdesc *d = &dt_ops[op->kind];
+	int64_t flen = g->flen, bs = g->bs;
+
+	if (d->syntax == DT_SYN_OFF) {
+		if (flen && op->off > flen)
+			op->off %= flen + 1;
+		return;
+	}
+	if (d->syntax != DT_SYN_RANGE && d->syntax != DT_SYN_PAT_RANGE &&
+	    d->syntax != DT_SYN_MODE_RANGE && d->syntax != DT_SYN_REFLINK &&
+	    d->syntax != DT_SYN_SYNC_RANGE)
+		return;
+	if (op->off < 0 || op->len < 0)
+		return;
+	if (g->oplen)
+		op->len = cap_len(op->len, g->oplen, bs);
+	if (!flen)
+		return;
+	op->off = fold_off(op->off, flen);
+	op->len = cap_len(op->len, flen - op->off, bs);
+	if (d->syntax == DT_SYN_REFLINK && op->soff >= 0) {
+		op->soff = fold_off(op->soff, flen);
+		op->len = cap_len(op->len, flen - op->soff, bs);
+		/* a clone of length 0 runs to the source's EOF */
+		int64_t tail = rm_size(models[op->src]) - op->soff;
+		if (op->kind == DT_REFLINK && op->len == 0 && tail > flen - op->off)
+			op->len = (flen - op->off) / bs * bs;
+	}
+	if (op->kind == DT_INSERT) {
+		int64_t room = flen - rm_size(models[op->file]);
+		op->len = cap_len(op->len, room > 0 ? room / bs * bs : 0, bs);
+	}
+}
+
 /* The next op, and (with --locality) its offsets kept for pick_off(). */
 void dt_gen_next(struct dt_gen *g, struct rm_file *const *models,
 		 const int *live, struct dt_op *op)
 {
 	gen_next(g, models, live, op);
+	if (g->flen || g->oplen)
+		fit_geometry(g, models, op);
 	if (!g->locality || (dt_ops[op->kind].flags & DT_OPF_NOOFF) ||
 	    op->off < 0 || op->off >= g->maxbytes)
 		return;

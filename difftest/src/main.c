@@ -78,6 +78,11 @@ static void usage(FILE *f)
 "                         insert or collapse within 64 blocks of the format's limit\n"
 "                         (ext4: EXT_MAX_BLOCKS; XFS, FUSE: s_maxbytes) or shift a\n"
 "                         file that reaches there; such files are not reset for size (0)\n"
+"      --flen BYTES       fsx's -l: every op stays in [0, BYTES] (a multiple of 64k; suffixes\n"
+"                         k m g t), offsets past it fold in, inserts grow the file to it at\n"
+"                         most (default: difftest's own geometry, files up to 32 MiB of data\n"
+"                         over spans of TiB)\n"
+"      --oplen BYTES      fsx's -o: no op moves more than BYTES (default: unbounded)\n"
 "      --check-every K    full-file check (size, whole map, all data) every K ops (1000)\n"
 "      --files N          files per target, 1..%d (4)\n"
 "      --shard I/N        run shard I of N (disjoint seeds, COUNT/N ops each)\n"
@@ -852,6 +857,8 @@ static const struct option long_opts[] = {
 	{ "weights", required_argument, NULL, 'w' },
 	{ "locality", required_argument, NULL, 'l' },
 	{ "huge", required_argument, NULL, 'H' },
+	{ "flen", required_argument, NULL, 'f' },
+	{ "oplen", required_argument, NULL, 'g' },
 	{ "check-every", required_argument, NULL, 'K' },
 	{ "files", required_argument, NULL, 'F' },
 	{ "shard", required_argument, NULL, 's' },
@@ -936,6 +943,33 @@ static int parse_seed(const char *s, uint64_t *out)
 	return errno || end == s || *end || isspace((unsigned char)s[0]) ? -EINVAL : 0;
 }
 
+/* A byte count as xfs_io and fsx take it: digits with an optional k, m,
+ * g or t (powers of 1024).  0, or -EINVAL (nothing else, no overflow). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	int shift = 0;
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	case 't': case 'T': shift = 40; p++; break;
+	}
+	if (*p || v > UINT64_MAX >> shift)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
 /* A count option in [lo, hi]: 0, or 2 after saying what is wrong. */
 static int count_opt(const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *v)
 {
@@ -977,6 +1011,24 @@ static int number_opt(struct cli *a, int opt, const char *arg)
 		rc = count_opt("--huge", arg, 0, 100, &v);
 		c->huge = (unsigned)v;
 		return rc;
+	case 'f':
+		/* a multiple of 64 KiB: of every block size, so folded
+		 * block-aligned offsets stay aligned (gen.c fit_geometry()) */
+		if (parse_bytes(arg, &v) || v < 65536 || v > ((uint64_t)1 << 40) || v % 65536) {
+			fprintf(stderr, "difftest: --flen: want a file length that is a multiple "
+				"of 64k, 64k..1t (fsx's -l; e.g. 256k), not '%s'\n", arg);
+			return 2;
+		}
+		c->flen = (int64_t)v;
+		return 0;
+	case 'g':
+		if (parse_bytes(arg, &v) || v < 1 || v > ((uint64_t)1 << 40)) {
+			fprintf(stderr, "difftest: --oplen: want an op length 1..1t (fsx's -o; "
+				"e.g. 64k), not '%s'\n", arg);
+			return 2;
+		}
+		c->oplen = (int64_t)v;
+		return 0;
 	case 'F':
 		rc = count_opt("--files", arg, 1, DT_MAXFILES, &v);
 		c->nfiles = (int)v;
@@ -1096,6 +1148,11 @@ static int check_inputs(const struct cli *a, int argc, char **argv)
 	char err[1024];
 	struct stat st;
 
+	if (a->c.flen && a->c.huge) {
+		fprintf(stderr, "difftest: --huge places ops at the format's limit, --flen keeps "
+			"them below %" PRId64 " bytes: give one of them\n", a->c.flen);
+		return 2;
+	}
 	if (a->fstest_session && !a->emit) {
 		fprintf(stderr, "difftest: --fstest-session goes with --emit-fstest DIR LOG\n");
 		return 2;

@@ -110,6 +110,8 @@ static json_t *json_head(struct jb *b, const struct dt_campaign *c, const struct
 	put(b, o, "ops_per_target", jcount(b, c->ops));
 	put(b, o, "files", json_integer(c->nfiles));
 	put(b, o, "check_every", jcount(b, c->o.check_every));
+	put(b, o, "flen", json_integer(c->flen));
+	put(b, o, "oplen", json_integer(c->oplen));
 	put(b, o, "strict", json_integer(c->o.strict));
 	put(b, o, "map_sync", json_integer(c->o.map_sync));
 	put(b, o, "seconds", jsec(seconds));
@@ -374,7 +376,8 @@ static int too_deep(const json_t *v, int depth)
 static int is_max_key(const char *k)
 {
 	return !strncmp(k, "max_", 4) || !strcmp(k, "seconds") || !strcmp(k, "files") ||
-	       !strcmp(k, "check_every") || !strcmp(k, "blocksize") || !strcmp(k, "fsck_every");
+	       !strcmp(k, "check_every") || !strcmp(k, "blocksize") || !strcmp(k, "fsck_every") ||
+	       !strcmp(k, "flen") || !strcmp(k, "oplen");
 }
 
 /* Keys whose values must be the same in every report merged: shards of

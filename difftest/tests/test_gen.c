@@ -162,6 +162,54 @@ static void test_limits(void **state)
 	run_fini(&r);
 }
 
+/* fsx's geometry (--flen 256k --oplen 64k): no file grows past flen, no
+ * ranged op moves more than oplen or reaches past flen (negative offsets
+ * and lengths, errno checks, stay), and the bound is not vacuous: files
+ * reach it and inserts still succeed. */
+static void test_fsx_geometry(void **state)
+{
+	const int64_t flen = 256 << 10, oplen = 64 << 10;
+	struct run r;
+	int64_t biggest = 0;
+	uint64_t inserts = 0;
+	char msg[256];
+
+	(void)state;
+	run_init(&r, 13, 4);
+	r.g.weights[DT_REFLINK] = 15;
+	r.g.flen = flen;
+	r.g.oplen = oplen;
+	for (int k = 0; k < 20000; k++) {
+		struct dt_op op;
+		dt_gen_next(&r.g, r.m, r.live, &op);
+		const struct dt_opdesc *od = &dt_ops[op.kind];
+		int64_t before = od->flags & DT_OPF_GLOBAL ? 0 : rm_size(r.m[op.file]);
+		if (od->syntax == DT_SYN_OFF)
+			assert_true(op.off <= flen);
+		if (od->syntax != DT_SYN_OFF && !(od->flags & DT_OPF_NOOFF) && op.off >= 0 &&
+		    op.len >= 0) {
+			assert_true(op.len <= oplen);
+			assert_true(op.off <= flen && op.off + op.len <= flen);
+			if (od->syntax == DT_SYN_REFLINK)
+				assert_true(op.soff <= flen && op.soff + op.len <= flen);
+		}
+		if (od->model)
+			od->model(r.m, r.nfiles, &op, r.buf);
+		for (int i = 0; i < r.nfiles; i++) {
+			assert_true(rm_size(r.m[i]) <= flen);
+			if (rm_size(r.m[i]) > biggest)
+				biggest = rm_size(r.m[i]);
+		}
+		if (op.kind == DT_INSERT && rm_size(r.m[op.file]) > before)
+			inserts++;
+		if (!(od->flags & DT_OPF_GLOBAL))
+			assert_int_equal(rm_check(r.m[op.file], msg, sizeof(msg)), 0);
+	}
+	assert_true(biggest > flen - 16 * 4096);
+	assert_true(inserts > 300);
+	run_fini(&r);
+}
+
 /* One general file (no fragmenter), pwrite:pread = 3:1, nothing else:
  * besides those only the generator's own ops appear, resets (truncate to
  * 0) and stripe-phase single blocks on the 2-block grid. */
@@ -257,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_same_seed_same_ops),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_fsx_geometry),
 		cmocka_unit_test(test_weights_rule),
 		cmocka_unit_test(test_weights_fragmenter_and_disabled),
 		cmocka_unit_test(test_weights_parse),

@@ -85,6 +85,14 @@ static void test_bad_counts(void **state)
 	refused("-t model --shrink-runs -1", "--shrink-runs");
 	refused("-t model --shrink-seconds 1e99", "--shrink-seconds");
 	refused("-t model --fsck-every nan", "--fsck-every");
+	refused("-t model --flen 100000", "--flen");	/* not a multiple of 64k */
+	refused("-t model --flen 0", "--flen");
+	refused("-t model --flen 2t", "--flen");
+	refused("-t model --flen 256q", "--flen");
+	refused("-t model --flen 99999999999999999999k", "--flen");
+	refused("-t model --oplen 0", "--oplen");
+	refused("-t model --oplen -1", "--oplen");
+	refused("-t model --flen 256k --huge 10", "--huge");
 }
 
 static void test_bad_seeds(void **state)
