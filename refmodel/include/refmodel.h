@@ -422,7 +422,15 @@ int rm_clone_range_wb(struct rm_file *dst, struct rm_file *src,
  * of files near s_maxbytes. */
 uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len);
 
+/* Statistics of the whole file: O(n) in its runs (it counts them and the
+ * stored bytes); per-operation callers use the two below. */
 void rm_stats(const struct rm_file *f, struct rm_stats *st);
+/* rm_stats()'s alloc_bytes in O(1) (the tree's augmentation keeps it):
+ * what a server accounts after every write. */
+int64_t rm_alloc_bytes(const struct rm_file *f);
+/* rm_stats()'s nodes (the model's runs) in O(n / 8): one visit per tree
+ * node, not per run. */
+size_t rm_runs(const struct rm_file *f);
 
 /* Integrity check of every invariant: tree order, balance and
  * augmentation, no overlap or gap, profile alignment of allocation

@@ -2052,6 +2052,16 @@ uint64_t rm_hash(const struct rm_file *f, int64_t off, int64_t len)
 	return XXH3_64bits_digest(&st);
 }
 
+int64_t rm_alloc_bytes(const struct rm_file *f)
+{
+	return tree_alloc_from(f->root, 0);
+}
+
+size_t rm_runs(const struct rm_file *f)
+{
+	return tree_segs(f->root);
+}
+
 void rm_stats(const struct rm_file *f, struct rm_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -390,6 +390,12 @@ int pair_compare(struct pair *p, struct rng *r)
 				st.alloc_bytes, fm_alloc_bytes(f));
 	if (st.fsyncs != f->fsyncs)
 		return mismatch(p, "stats.fsyncs: tree %" PRIu64 " flat %" PRIu64, st.fsyncs, f->fsyncs);
+	/* the per-operation accessors agree with the full walk */
+	if (rm_alloc_bytes(p->t) != st.alloc_bytes)
+		return mismatch(p, "rm_alloc_bytes %" PRId64 ", rm_stats %" PRId64,
+				rm_alloc_bytes(p->t), st.alloc_bytes);
+	if (rm_runs(p->t) != st.nodes)
+		return mismatch(p, "rm_runs %zu, rm_stats %zu", rm_runs(p->t), st.nodes);
 	return 0;
 }
 
