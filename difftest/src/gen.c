@@ -884,19 +884,19 @@ static int reset_op(struct dt_genctx *c, struct dt_op *op)
 {
 	struct dt_gen *g = c->g;
 	int fi = op->file;
-	struct rm_stats st;
+	/* per op: rm_runs() and rm_alloc_bytes(), not rm_stats()'s O(n) walk */
+	int64_t runs = (int64_t)rm_runs(c->f), alloc = rm_alloc_bytes(c->f);
 
-	rm_stats(c->f, &st);
-	if (c->frag && c->ph == FRAG_GROW && (int64_t)st.nodes > g->frag_peak) {
+	if (c->frag && c->ph == FRAG_GROW && runs > g->frag_peak) {
 		g->frag_phase[fi] = FRAG_CHURN;
 		g->frag_left[fi] = g->frag_churn;
 		c->ph = FRAG_CHURN;
 	}
-	int cycle_end = c->frag && ((c->ph == FRAG_FIRST && (int64_t)st.nodes > g->frag_peak0) ||
+	int cycle_end = c->frag && ((c->ph == FRAG_FIRST && runs > g->frag_peak0) ||
 				    (c->ph == FRAG_CHURN && g->frag_left[fi] <= 0));
 	if (!cycle_end &&
-	    (int64_t)st.nodes <= (c->frag ? g->frag_reset_extents : g->reset_extents) &&
-	    st.alloc_bytes <= g->reset_bytes && (g->huge || c->size <= ((int64_t)1 << 40)) &&
+	    runs <= (c->frag ? g->frag_reset_extents : g->reset_extents) &&
+	    alloc <= g->reset_bytes && (g->huge || c->size <= ((int64_t)1 << 40)) &&
 	    rnd(g, 30000) != 0)
 		return 0;
 	op->kind = DT_TRUNCATE;
