@@ -1581,7 +1581,12 @@ static int src_ok(struct dt_exec *x, const struct dt_op *op, uint64_t opno, stru
 /* After copy_range or dedupe changed [off, off + len) of file i from file
  * src: on XFS the two ranges may share blocks now (CoW staging latitude,
  * cowlat.c: over-approximated for every copy, cloned or not); the map and
- * the bytes of the range. */
+ * the bytes of the range.  A copy first writes its destination as a write
+ * does (staging around what it shared, which it shares no longer), and
+ * only then shares it anew: in the other order the new sharing was undone
+ * at once, and a later write into the copied blocks got no staging
+ * latitude although XFS cloned them (vfs_copy_file_range() tries
+ * ->remap_file_range() first). */
 static int remapped_check(struct dt_exec *x, const struct dt_op *op, int64_t len,
 			  uint64_t opno, struct dt_div *d)
 {
@@ -1589,9 +1594,15 @@ static int remapped_check(struct dt_exec *x, const struct dt_op *op, int64_t len
 	int i = op->file, rc;
 	int64_t bs = rm_blocksize(s->model[i]);
 
-	if (rm_profile_of(s->model[i]) == RM_PROFILE_XFS &&
-	    (rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, op->off, len)))
-		return rc;
+	if (rm_profile_of(s->model[i]) == RM_PROFILE_XFS) {
+		struct dt_op w = *op;
+		w.len = len;
+		if (op->kind == DT_COPY_RANGE && (rc = dt_cow_write(&s->cow[i], &w, bs, 0, 0)))
+			return rc;
+		if ((rc = dt_cowlat_reflink(&s->cow[i], &s->cow[op->src], bs, op->soff, op->off,
+					    len)))
+			return rc;
+	}
 	int64_t end = rm_sat_add(rm_sat_add(op->off, len), bs - 1) & ~(bs - 1);
 	if ((rc = map_after(x, i, op->off, end, op, opno, d)))
 		return rc;

@@ -205,7 +205,8 @@ const struct dt_opdesc dt_ops[DT_NKINDS] = {
 		.flags = DT_OPF_TOUCH | DT_OPF_GROW | DT_OPF_SETTLE,
 		RANGE_OF(reflink), .gen = dt_gen_copy_range, .exec = dt_x_copy_range,
 		.xfs_io = dt_xio_copy_range, .model = dt_model_copy_range,
-		.reloc = dt_reloc_reflink, .cowlat = dt_cow_write,
+		/* its CoW latitude: exec.c remapped_check() */
+		.reloc = dt_reloc_reflink,
 	},
 	[DT_DEDUPE] = {
 		.name = "dedupe", .cmd = "dedupe", .syntax = DT_SYN_REFLINK,
