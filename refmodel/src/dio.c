@@ -234,11 +234,18 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 		if (off >= f->maxbytes)
 			return -EFBIG;
 		n = imin(n, f->maxbytes - off);
+		int64_t bs = f->bs, size = f->size;
+		/* ext4_dio_write_checks() compares off + count with
+		 * i_disksize before iomap_dio_rw() writes anything back:
+		 * i_disksize stays below i_size while delayed writes past the
+		 * write's end, the rest of its own last block included, are
+		 * not written back (found by difftest, 6.12: a write ending
+		 * inside a dirty EOF block) */
+		bool lag = off + n <= size && dirty_in(f, off + n, size);
 		/* iomap_dio_rw() writes the range back before it iterates */
 		int err0 = rm_writeback(f, off, n);
 		if (err0)
 			return err0;
-		int64_t bs = f->bs, size = f->size;
 		int64_t a = rdown(off, bs);
 		if (a < size) {
 			int64_t e = imin(rup(off + n, bs), rup(size, bs));
@@ -250,10 +257,8 @@ ssize_t rm_dio_pwrite(struct rm_file *f, const void *buf, size_t len, int64_t of
 			if (err)
 				return err;
 		}
-		if (off + n <= size && dirty_in(f, off + n, size)) {
-			/* ext4_dio_write_checks() compares off + count with
-			 * i_disksize, which stays below i_size while delayed
-			 * writes past the write are not written back; then
+		if (lag) {
+			/* then the write extends, and on its failure
 			 * ext4_handle_inode_extension() ->
 			 * ext4_truncate_failed_write() drops the blocks past
 			 * EOF: they may be holes (measured in QEMU, 6.1) */
