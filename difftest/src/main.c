@@ -970,6 +970,18 @@ static int parse_bytes(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A byte-count option (parse_bytes()), a multiple of unit in [unit, 1t]:
+ * 0, or 2 after saying what is wanted. */
+static int bytes_opt(const char *name, const char *arg, uint64_t unit, const char *want,
+		     uint64_t *v)
+{
+	*v = 0;
+	if (!parse_bytes(arg, v) && *v >= unit && *v <= ((uint64_t)1 << 40) && *v % unit == 0)
+		return 0;
+	fprintf(stderr, "difftest: %s: want %s, not '%s'\n", name, want, arg);
+	return 2;
+}
+
 /* A count option in [lo, hi]: 0, or 2 after saying what is wrong. */
 static int count_opt(const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *v)
 {
@@ -1014,21 +1026,14 @@ static int number_opt(struct cli *a, int opt, const char *arg)
 	case 'f':
 		/* a multiple of 64 KiB: of every block size, so folded
 		 * block-aligned offsets stay aligned (gen.c fit_geometry()) */
-		if (parse_bytes(arg, &v) || v < 65536 || v > ((uint64_t)1 << 40) || v % 65536) {
-			fprintf(stderr, "difftest: --flen: want a file length that is a multiple "
-				"of 64k, 64k..1t (fsx's -l; e.g. 256k), not '%s'\n", arg);
-			return 2;
-		}
+		rc = bytes_opt("--flen", arg, 65536, "a file length that is a multiple of 64k, "
+			       "64k..1t (fsx's -l; e.g. 256k)", &v);
 		c->flen = (int64_t)v;
-		return 0;
+		return rc;
 	case 'g':
-		if (parse_bytes(arg, &v) || v < 1 || v > ((uint64_t)1 << 40)) {
-			fprintf(stderr, "difftest: --oplen: want an op length 1..1t (fsx's -o; "
-				"e.g. 64k), not '%s'\n", arg);
-			return 2;
-		}
+		rc = bytes_opt("--oplen", arg, 1, "an op length 1..1t (fsx's -o; e.g. 64k)", &v);
 		c->oplen = (int64_t)v;
-		return 0;
+		return rc;
 	case 'F':
 		rc = count_opt("--files", arg, 1, DT_MAXFILES, &v);
 		c->nfiles = (int)v;
