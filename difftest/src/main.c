@@ -740,9 +740,11 @@ static int do_crash_script(const char *log, const char *tspec, const struct dt_o
 	return rc ? 2 : 0;
 }
 
-static int do_replay(const char *log, const char *tspec, const struct dt_opts *o,
-		     const char *out, int shrink, int no_pin)
+static int do_replay(const char *log, const char *tspec, const struct dt_campaign *c,
+		     const char *out, int shrink)
 {
+	const struct dt_opts *o = &c->o;
+	int no_pin = c->no_pin;
 	struct dt_op *ops;
 	size_t n, stop = 0;
 	int nfiles;
@@ -800,8 +802,9 @@ static int do_replay(const char *log, const char *tspec, const struct dt_opts *o
 		printf("%s", d.picture);
 	if (shrink) {
 		struct dt_shrink_res sr;
+		/* the budgets of --shrink-runs and --shrink-seconds */
 		int k = dt_shrink(&t, nfiles, ops, stop + 1 < n ? stop + 1 : n, &d, o,
-				  2000, 300, NULL, &sr);
+				  c->shrink_tests, c->shrink_seconds, NULL, &sr);
 		printf("shrunk to %zu ops in %" PRIu64 " runs%s:\n", sr.nops, sr.tests,
 		       !k ? "" : sr.flaky ? " (flaky: these ops diverged once, not when re-tested)"
 		       : k == -EAGAIN && !sr.replays ? " (replays: false: the log, run once more, "
@@ -1395,9 +1398,8 @@ int main(int argc, char **argv)
 		return do_crash_script(a.crash_log, a.ntargets ? a.targets[0] : NULL,
 				       a.crash_run ? &a.c.o : NULL, a.c.no_pin);
 	if (a.replay) {
-		rc = do_replay(a.replay, a.ntargets ? a.targets[0] : NULL, &a.c.o,
-			       a.json || strcmp(a.c.out, "difftest-out") ? a.c.out : NULL, a.shrink,
-			       a.c.no_pin);
+		rc = do_replay(a.replay, a.ntargets ? a.targets[0] : NULL, &a.c,
+			       a.json || strcmp(a.c.out, "difftest-out") ? a.c.out : NULL, a.shrink);
 		return rc == -1 ? exec_vm_wrapper(argv) : rc;
 	}
 	/* QEMU only when asked: --vm, or a guest target named with -t.

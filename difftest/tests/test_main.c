@@ -334,6 +334,31 @@ static void test_observer_free(void **state)
 	assert_false(file_has("out/div-faulty_flaky-1/ops.log", " fiemap "));
 }
 
+/* --replay LOG --shrink keeps to --shrink-runs (it once used fixed
+ * budgets of 2000 runs and 300 s whatever the command line said). */
+static void test_replay_shrink_budget(void **state)
+{
+	char cmd[700], line[256];
+	unsigned long nops = 0, runs = 0;
+
+	(void)state;
+	assert_int_equal(run("-t faulty:insert-off-by-one -N 3000 -S 1 -q --no-shrink --max-div 1"), 1);
+	snprintf(cmd, sizeof(cmd), "cd %s && cp out/div-faulty_insert-off-by-one-1/ops.log div.log",
+		 tmp);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run("--replay div.log --shrink --shrink-runs 3"), 1);
+	snprintf(cmd, sizeof(cmd), "%s/stdout", tmp);
+	FILE *f = fopen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "shrunk to %lu ops in %lu runs", &nops, &runs) == 2)
+			break;
+	fclose(f);
+	/* the run that confirms the divergence, then at most 3 candidates */
+	assert_true(runs >= 1 && runs <= 4);
+	assert_true(nops > 2);		/* unbounded, ddmin gets it to 2 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_observer_free),
 		cmocka_unit_test(test_nospace),
 		cmocka_unit_test(test_nospace_shift),
+		cmocka_unit_test(test_replay_shrink_budget),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
