@@ -1128,15 +1128,13 @@ static void fit_geometry(struct dt_gen *g, struct rm_file *const *models, struct
 	const struct dt_opdesc *d = &dt_ops[op->kind];
 	int64_t flen = g->flen, bs = g->bs;
 
-	if (d->syntax == DT_SYN_OFF) {
+	if (d->flags & DT_OPF_NOOFF)
+		return;
+	if (d->syntax == DT_SYN_OFF) {	/* truncate, seek: no length */
 		if (flen && op->off > flen)
 			op->off %= flen + 1;
 		return;
 	}
-	if (d->syntax != DT_SYN_RANGE && d->syntax != DT_SYN_PAT_RANGE &&
-	    d->syntax != DT_SYN_MODE_RANGE && d->syntax != DT_SYN_REFLINK &&
-	    d->syntax != DT_SYN_SYNC_RANGE)
-		return;
 	if (op->off < 0 || op->len < 0)
 		return;
 	if (g->oplen)

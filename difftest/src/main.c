@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "campaign.h"
+#include "cmd.h"
 #include "fstest.h"
 #include "race.h"
 #include "rm_vec.h"
@@ -946,40 +947,16 @@ static int parse_seed(const char *s, uint64_t *out)
 	return errno || end == s || *end || isspace((unsigned char)s[0]) ? -EINVAL : 0;
 }
 
-/* A byte count as xfs_io and fsx take it: digits with an optional k, m,
- * g or t (powers of 1024).  0, or -EINVAL (nothing else, no overflow). */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	const char *p = s;
-
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	int shift = 0;
-	switch (*p) {
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	case 't': case 'T': shift = 40; p++; break;
-	}
-	if (*p || v > UINT64_MAX >> shift)
-		return -EINVAL;
-	*out = v << shift;
-	return 0;
-}
-
-/* A byte-count option (parse_bytes()), a multiple of unit in [unit, 1t]:
- * 0, or 2 after saying what is wanted. */
+/* A byte-count option in xfs_io's number syntax (rmcmd_cvtnum(): k m g t
+ * suffixes), a multiple of unit in [unit, 1t]: 0, or 2 after saying what
+ * is wanted. */
 static int bytes_opt(const char *name, const char *arg, uint64_t unit, const char *want,
 		     uint64_t *v)
 {
-	*v = 0;
-	if (!parse_bytes(arg, v) && *v >= unit && *v <= ((uint64_t)1 << 40) && *v % unit == 0)
+	int64_t n = rmcmd_cvtnum(0, arg);	/* no block unit: "b" counts 0 */
+
+	*v = n > 0 ? (uint64_t)n : 0;
+	if (*v >= unit && *v <= ((uint64_t)1 << 40) && *v % unit == 0)
 		return 0;
 	fprintf(stderr, "difftest: %s: want %s, not '%s'\n", name, want, arg);
 	return 2;
