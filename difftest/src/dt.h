@@ -239,7 +239,8 @@ struct dt_target {
 	int rs_ioctl;			/* fusefs: shift modes through RS_IOC_* */
 	int mmap_ok;
 	int can_remount;		/* own mount point and root */
-	int global_drop;		/* echo 3 > /proc/sys/vm/drop_caches */
+	int global_drop;		/* echo 3 > /proc/sys/vm/drop_caches
+					 * (DIFFTEST_GLOBAL_DROP=1), not per file */
 	uint64_t disabled;		/* kinds this target cannot do (probe) */
 	uint32_t dio_align;		/* O_DIRECT: logical block size (statx
 					 * dio_offset_align), 1: no rule (FUSE) */

@@ -504,11 +504,18 @@ int dt_target_init(struct dt_target *t, const char *spec, const char *tag,
 	int rc = parse_spec(t, spec, &prof, err, errn);
 	if (rc)
 		return rc > 0 ? 0 : rc;
+	/* A cache drop is this target's: syncfs(2) and POSIX_FADV_DONTNEED on
+	 * its files, which is what drop_caches does to a file held open
+	 * (invalidate_mapping_pages() of its mapping). The global
+	 * /proc/sys/vm/drop_caches would also drop the clean pages of the
+	 * targets running beside it in the guest, and a page that is or is
+	 * not cached changes kernel answers (XFS's SEEK_DATA over CoW
+	 * staging): a divergence found so would not replay on its target
+	 * alone. DIFFTEST_GLOBAL_DROP=1 (root) brings the global drop back. */
+	t->global_drop = getenv("DIFFTEST_GLOBAL_DROP") && geteuid() == 0;
 	if (!strncmp(spec, "dir:", 4)) {
-		t->global_drop = getenv("DIFFTEST_GLOBAL_DROP") && geteuid() == 0;
 		find_mount(t, t->dir);
 	} else {
-		t->global_drop = geteuid() == 0;
 		if (find_mount(t, t->dir) || strcmp(t->mnt_dir, t->dir)) {
 			snprintf(err, errn, "target %s: nothing is mounted at %s (outside the "
 				 "guest, use difftest-vm or a dir:PATH target)", spec, t->dir);
@@ -1337,7 +1344,7 @@ int dt_t_drop(struct dt_session *s)
 	/* observer-free: drop caches is a write-back point of this file
 	 * system (syncfs(2): not sync(2), which would write back the other
 	 * targets' files, running at the same time in the guest), then the
-	 * clean pages go, as repro.sh does with sync; echo 3 */
+	 * clean pages of its files go, as repro.sh does with sync; echo 3 */
 	if (t->cached)
 		for (int i = 0; i < s->nfiles; i++)
 			if (s->fd[i] >= 0) {
@@ -1353,7 +1360,6 @@ int dt_t_drop(struct dt_session *s)
 				return 0;
 		}
 	}
-	/* without root: drop this target's clean pages only */
 	drop_files(t);
 	return 0;
 }

@@ -5,7 +5,8 @@
  * from its log line; a shift's data check starts at the shift's offset
  * also above 4 GiB (the block mask is 64-bit) and so reads at most the
  * bytes it must; an op naming a file the session lacks is refused; the
- * model's kernel rules come from a versioned profile or from uname -r.
+ * model's kernel rules come from a versioned profile or from uname -r; a
+ * cache drop drops the target's own clean pages and no other target's.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,7 +15,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "optab.h"
@@ -288,6 +292,86 @@ static void test_copy_range_stays_shared(void **state)
 	fx_close(&f);
 }
 
+/* Pages of fd's first len bytes in the page cache (mincore(2)). */
+static int resident(int fd, size_t len)
+{
+	unsigned char vec[256];
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t n = (len + (size_t)pg - 1) / (size_t)pg;
+	int r = 0;
+
+	assert_true(n <= sizeof(vec));
+	void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(mincore(p, len, vec), 0);
+	munmap(p, len);
+	for (size_t i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+/* A drop_caches op of one target drops that target's clean pages and
+ * leaves the others' alone: targets run side by side in one guest, and a
+ * cached page changes kernel answers, so one target's drop must not reach
+ * another's files. DIFFTEST_GLOBAL_DROP=1 (root) is the old global drop,
+ * which the same measure sees reach the other target. */
+static void test_drop_is_per_target(void **state)
+{
+	enum { LEN = 256 * 1024 };
+	static char buf[LEN];
+	char da[] = "/var/tmp/dt-drop-a-XXXXXX", db[] = "/var/tmp/dt-drop-b-XXXXXX";
+	char spec[2][64], err[256];
+	const char *old = getenv("DIFFTEST_GLOBAL_DROP");
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();		/* the global drop needs root */
+	assert_non_null(mkdtemp(da));
+	assert_non_null(mkdtemp(db));
+	snprintf(spec[0], sizeof(spec[0]), "dir:%s", da);
+	snprintf(spec[1], sizeof(spec[1]), "dir:%s", db);
+	memset(buf, 0x5a, sizeof(buf));
+	int skipped = 0;
+	for (int global = 0; global < 2 && !skipped; global++) {
+		struct dt_target t[2];
+		struct dt_session *s[2];
+
+		if (global)
+			setenv("DIFFTEST_GLOBAL_DROP", "1", 1);
+		else
+			unsetenv("DIFFTEST_GLOBAL_DROP");
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(dt_target_init(&t[k], spec[k], "test", err, sizeof(err)), 0);
+			assert_int_equal(dt_session_open(&t[k], 1, &s[k], err, sizeof(err)), 0);
+			assert_int_equal(pwrite(s[k]->fd[0], buf, LEN, 0), LEN);
+			assert_int_equal(fsync(s[k]->fd[0]), 0);
+			assert_int_equal(pread(s[k]->fd[0], buf, LEN, 0), LEN);
+			assert_int_equal(resident(s[k]->fd[0], LEN), LEN / sysconf(_SC_PAGESIZE));
+		}
+		assert_int_equal(t[0].global_drop, global);
+		assert_int_equal(dt_t_drop(s[0]), 0);
+		if (resident(s[0]->fd[0], LEN) != 0) {
+			skipped = 1;	/* a file system that keeps its pages (tmpfs) */
+		} else if (!global) {
+			assert_int_equal(resident(s[1]->fd[0], LEN), LEN / sysconf(_SC_PAGESIZE));
+		} else {
+			assert_int_equal(resident(s[1]->fd[0], LEN), 0);
+		}
+		for (int k = 0; k < 2; k++) {
+			dt_session_close(s[k]);
+			dt_target_fini(&t[k]);
+		}
+	}
+	if (old)
+		setenv("DIFFTEST_GLOBAL_DROP", old, 1);
+	else
+		unsetenv("DIFFTEST_GLOBAL_DROP");
+	rmdir(da);
+	rmdir(db);
+	if (skipped)
+		skip();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_user_modes),
 		cmocka_unit_test(test_chmod_log_line),
 		cmocka_unit_test(test_copy_range_stays_shared),
+		cmocka_unit_test(test_drop_is_per_target),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
