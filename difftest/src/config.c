@@ -22,6 +22,12 @@
  *         rmapbt=0|1              mkfs.xfs -m rmapbt=
  *   fusefs [ext4|xfs]             the server's profile (ext4 by default)
  *         bs=1024|2048|4096       its block size (-o blocksize=)
+ *         auto_inval_data=0|1     FUSE_AUTO_INVAL_DATA (1, libfuse's
+ *                                 default): with it a read after a new
+ *                                 mtime drops the file's cached pages
+ *                                 (fuse_change_attributes()), which would
+ *                                 hide a missing invalidation of the
+ *                                 kernel's own; 0: -o no_auto_inval_data
  *   any   free=SIZE               (k, m, g suffixes) a filler file leaves
  *                                 SIZE bytes free before the run (nearly
  *                                 full: ENOSPC is checked, exec.c); not a
@@ -58,6 +64,7 @@ int dt_config_default(const char *fs, struct dt_config *c)
 	c->reflink = 1;
 	c->rmapbt = 0;
 	c->profile = DT_CFS_EXT4;
+	c->auto_inval = 1;
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(fs, fsnames[i])) {
 			c->fs = i;
@@ -72,7 +79,7 @@ int dt_config_is_default(const struct dt_config *c)
 	dt_config_default(fsnames[c->fs], &d);
 	return c->bs == d.bs && c->data == d.data && c->nodelalloc == d.nodelalloc &&
 	       c->reflink == d.reflink && c->rmapbt == d.rmapbt && c->profile == d.profile &&
-	       c->free == d.free;
+	       c->auto_inval == d.auto_inval && c->free == d.free;
 }
 
 /* "0" or "1" into *v. */
@@ -142,6 +149,13 @@ static int parse_opt(struct dt_config *c, char *opt, unsigned *seen, const char 
 		int *v = opt[0] == 'r' && opt[1] == 'e' ? &c->reflink : &c->rmapbt;
 		bit = v == &c->reflink ? 8 : 16;
 		if (parse_bool(val, v)) {
+			snprintf(err, errn, "%s: %s wants 0 or 1, not '%s'", spec, opt,
+				 val ? val : "");
+			return -EINVAL;
+		}
+	} else if (c->fs == DT_CFS_FUSEFS && !strcmp(opt, "auto_inval_data")) {
+		bit = 64;
+		if (parse_bool(val, &c->auto_inval)) {
 			snprintf(err, errn, "%s: %s wants 0 or 1, not '%s'", spec, opt,
 				 val ? val : "");
 			return -EINVAL;
@@ -232,6 +246,10 @@ void dt_config_name(const struct dt_config *c, char *buf, size_t n)
 		ADD("%crmapbt=1", sep);
 		sep = ',';
 	}
+	if (c->fs == DT_CFS_FUSEFS && !c->auto_inval) {
+		ADD("%cauto_inval_data=0", sep);
+		sep = ',';
+	}
 	if (c->free) {
 		int64_t v = c->free;
 		const char *u = "";
@@ -269,12 +287,16 @@ void dt_config_fusefs(const struct dt_config *c, char *buf, size_t n)
 	buf[0] = 0;
 	if (c->fs != DT_CFS_FUSEFS || !n)
 		return;
-	if (c->profile == DT_CFS_XFS && c->bs != 4096)
-		snprintf(buf, n, "profile=xfs-6.1,blocksize=%u", c->bs);
-	else if (c->profile == DT_CFS_XFS)
-		snprintf(buf, n, "profile=xfs-6.1");
-	else if (c->bs != 4096)
-		snprintf(buf, n, "blocksize=%u", c->bs);
+	size_t k = 0;
+	const char *sep = "";
+#define ADD(...) do { if (k < n) k += (size_t)snprintf(buf + k, n - k, __VA_ARGS__); sep = ","; } while (0)
+	if (c->profile == DT_CFS_XFS)
+		ADD("profile=xfs-6.1");
+	if (c->bs != 4096)
+		ADD("%sblocksize=%u", sep, c->bs);
+	if (!c->auto_inval)
+		ADD("%sno_auto_inval_data", sep);
+#undef ADD
 }
 
 /* Whether the comma-separated list opts holds the option o. */
@@ -325,10 +347,13 @@ void dt_config_list(FILE *f)
 	      "                     rmapbt=0|1   mkfs.xfs -m rmapbt= (0)\n"
 	      "  fusefs[:PROFILE][:OPTS]  PROFILE ext4 (default) or xfs: the server's rules\n"
 	      "                     bs=1024|2048|4096  its block size (4096)\n"
+	      "                     auto_inval_data=0|1  FUSE_AUTO_INVAL_DATA (1): 0 mounts\n"
+	      "                     -o no_auto_inval_data (only the kernel's own invalidations)\n"
 	      "  any of them        free=SIZE  (k m g) a filler file leaves SIZE bytes free before\n"
 	      "                     the run: allocating ops meet ENOSPC, which is checked\n"
 	      "Examples: ext4:bs=1024  ext4:data=journal  ext4:bs=2048,nodelalloc\n"
 	      "          xfs:bs=1024  xfs:reflink=0  xfs:rmapbt=1  fusefs:xfs:bs=1024\n"
+	      "          fusefs:auto_inval_data=0\n"
 	      "A guest boots with one configuration per file system: difftest-vm boots once\n"
 	      "per set of targets that fits (difftest --boot-plan -t ... prints the plan).\n", f);
 }
@@ -337,7 +362,8 @@ static int same_config(const struct dt_config *a, const struct dt_config *b)
 {
 	return a->fs == b->fs && a->bs == b->bs && a->data == b->data &&
 	       a->nodelalloc == b->nodelalloc && a->reflink == b->reflink &&
-	       a->rmapbt == b->rmapbt && a->profile == b->profile && a->free == b->free;
+	       a->rmapbt == b->rmapbt && a->profile == b->profile &&
+	       a->auto_inval == b->auto_inval && a->free == b->free;
 }
 
 int dt_config_plan(const char *const *specs, int n, struct dt_plan_boot *boots, int *nboots,

@@ -11,6 +11,7 @@
  * lacks (tmpfs has no insert/collapse/zero) are skipped instead of being
  * reported as divergences.  All raw operations return >= 0 or -errno.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -624,9 +625,62 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 	return 0;
 }
 
+/* Whether the rangeshift-fusefs server of mount point mnt runs with
+ * FUSE_AUTO_INVAL_DATA: 1 (libfuse's default), 0 (-o no_auto_inval_data,
+ * the last of the two given wins, as in fuse_parse_conn_info_opts()), -1
+ * when no such server is found among this system's processes (another
+ * PID namespace, or not rangeshift-fusefs). Neither the mount's
+ * /proc/mounts options nor RS_IOC_IDENT carry the option; the server's
+ * command line does. */
+static int fusefs_auto_inval(const char *mnt)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = -1;
+
+	if (!d)
+		return -1;
+	while (found < 0 && (e = readdir(d))) {
+		char path[64], args[4096];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/cmdline", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		args[n] = 0;
+		const char *a0 = strrchr(args, '/') ? strrchr(args, '/') + 1 : args;
+		if (strcmp(a0, "rangeshift-fusefs"))
+			continue;
+		int on = 1, has_mnt = 0;
+		for (const char *a = args + strlen(args) + 1, *prev = args; a < args + n;
+		     prev = a, a += strlen(a) + 1) {
+			if (!strcmp(a, mnt))
+				has_mnt = 1;
+			const char *o = !strcmp(prev, "-o") ? a : !strncmp(a, "-o", 2) && a[2] ? a + 2 : NULL;
+			for (; o && *o; o = strchr(o, ',') ? strchr(o, ',') + 1 : "") {
+				size_t l = strcspn(o, ",");
+				if (l == 18 && !strncmp(o, "no_auto_inval_data", l))
+					on = 0;
+				else if (l == 15 && !strncmp(o, "auto_inval_data", l))
+					on = 1;
+			}
+		}
+		if (has_mnt)
+			found = on;
+	}
+	closedir(d);
+	return found;
+}
+
 /* A configured target (ext4:bs=1024, ...) must find that configuration
  * mounted: block size and mount options (dt_config_check_mount()), for
- * fusefs the server's profile and block size (RS_IOC_IDENT), for XFS
+ * fusefs the server's profile and block size (RS_IOC_IDENT) and its
+ * auto_inval_data (fusefs_auto_inval()), for XFS
  * whether it clones (the reflink probe). */
 static int check_config(struct dt_target *t, uint32_t f_bsize, char *err, size_t errn)
 {
@@ -644,6 +698,16 @@ static int check_config(struct dt_target *t, uint32_t f_bsize, char *err, size_t
 				 rm_profile_name(t->mopts.profile), t->mopts.blocksize);
 			return -EINVAL;
 		}
+		int ai = fusefs_auto_inval(t->dir);
+		if (ai >= 0 && ai != c->auto_inval) {
+			snprintf(err, errn, "target %s: the server of %s runs %s auto_inval_data "
+				 "(boot the guest with this configuration: difftest-vm does)", name,
+				 t->dir, ai ? "with" : "without");
+			return -EINVAL;
+		}
+		if (ai < 0)
+			add_note(t, "auto_inval_data: the server's options were not found, "
+				 "not checked; ");
 		return 0;
 	}
 	if (strcmp(t->fsname, dt_config_fsname(c->fs))) {
