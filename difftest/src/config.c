@@ -22,12 +22,13 @@
  *         rmapbt=0|1              mkfs.xfs -m rmapbt=
  *   fusefs [ext4|xfs]             the server's profile (ext4 by default)
  *         bs=1024|2048|4096       its block size (-o blocksize=)
- *         auto_inval_data=0|1     FUSE_AUTO_INVAL_DATA (1, libfuse's
- *                                 default): with it a read after a new
- *                                 mtime drops the file's cached pages
- *                                 (fuse_change_attributes()), which would
- *                                 hide a missing invalidation of the
- *                                 kernel's own; 0: -o no_auto_inval_data
+ *         auto_inval_data=0|1     FUSE_AUTO_INVAL_DATA (-o auto_inval_data;
+ *                                 0, the server's default): with it a
+ *                                 read after a new mtime drops the file's
+ *                                 cached pages (fuse_change_attributes()),
+ *                                 which can hide a missing invalidation
+ *                                 of the kernel's own, depending on clock
+ *                                 ticks (fusefs/src/main.c)
  *   any   free=SIZE               (k, m, g suffixes) a filler file leaves
  *                                 SIZE bytes free before the run (nearly
  *                                 full: ENOSPC is checked, exec.c); not a
@@ -64,7 +65,7 @@ int dt_config_default(const char *fs, struct dt_config *c)
 	c->reflink = 1;
 	c->rmapbt = 0;
 	c->profile = DT_CFS_EXT4;
-	c->auto_inval = 1;
+	c->auto_inval = 0;
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(fs, fsnames[i])) {
 			c->fs = i;
@@ -246,8 +247,8 @@ void dt_config_name(const struct dt_config *c, char *buf, size_t n)
 		ADD("%crmapbt=1", sep);
 		sep = ',';
 	}
-	if (c->fs == DT_CFS_FUSEFS && !c->auto_inval) {
-		ADD("%cauto_inval_data=0", sep);
+	if (c->fs == DT_CFS_FUSEFS && c->auto_inval) {
+		ADD("%cauto_inval_data=1", sep);
 		sep = ',';
 	}
 	if (c->free) {
@@ -294,8 +295,8 @@ void dt_config_fusefs(const struct dt_config *c, char *buf, size_t n)
 		ADD("profile=xfs-6.1");
 	if (c->bs != 4096)
 		ADD("%sblocksize=%u", sep, c->bs);
-	if (!c->auto_inval)
-		ADD("%sno_auto_inval_data", sep);
+	if (c->auto_inval)
+		ADD("%sauto_inval_data", sep);
 #undef ADD
 }
 
@@ -347,13 +348,14 @@ void dt_config_list(FILE *f)
 	      "                     rmapbt=0|1   mkfs.xfs -m rmapbt= (0)\n"
 	      "  fusefs[:PROFILE][:OPTS]  PROFILE ext4 (default) or xfs: the server's rules\n"
 	      "                     bs=1024|2048|4096  its block size (4096)\n"
-	      "                     auto_inval_data=0|1  FUSE_AUTO_INVAL_DATA (1): 0 mounts\n"
-	      "                     -o no_auto_inval_data (only the kernel's own invalidations)\n"
+	      "                     auto_inval_data=0|1  FUSE_AUTO_INVAL_DATA (0): 1 runs the\n"
+	      "                     server -o auto_inval_data (a read after a new mtime drops\n"
+	      "                     the file's cached pages)\n"
 	      "  any of them        free=SIZE  (k m g) a filler file leaves SIZE bytes free before\n"
 	      "                     the run: allocating ops meet ENOSPC, which is checked\n"
 	      "Examples: ext4:bs=1024  ext4:data=journal  ext4:bs=2048,nodelalloc\n"
 	      "          xfs:bs=1024  xfs:reflink=0  xfs:rmapbt=1  fusefs:xfs:bs=1024\n"
-	      "          fusefs:auto_inval_data=0\n"
+	      "          fusefs:auto_inval_data=1\n"
 	      "A guest boots with one configuration per file system: difftest-vm boots once\n"
 	      "per set of targets that fits (difftest --boot-plan -t ... prints the plan).\n", f);
 }

@@ -29,8 +29,8 @@ struct dt_config {
 	int rmapbt;		/* mkfs.xfs -m rmapbt= (0) */
 	/* fusefs: the profile the server copies (DT_CFS_EXT4 or DT_CFS_XFS) */
 	int profile;
-	/* fusefs: FUSE_AUTO_INVAL_DATA (1, libfuse's default) or not
-	 * (-o no_auto_inval_data): without it the kernel keeps cached pages
+	/* fusefs: FUSE_AUTO_INVAL_DATA (1: -o auto_inval_data) or not (0,
+	 * the server's default): without it the kernel keeps cached pages
 	 * across a new mtime, so its own invalidations are all there is */
 	int auto_inval;
 	/* free=SIZE (any file system): before the run a filler file takes
@@ -58,7 +58,7 @@ void dt_config_mkfs(const struct dt_config *c, char *buf, size_t n);
 /* mount -o options ("data=journal,nodelalloc"; "" for the defaults). */
 void dt_config_mount(const struct dt_config *c, char *buf, size_t n);
 /* rangeshift-fusefs -o options ("profile=xfs-6.1,blocksize=1024",
- * "no_auto_inval_data"; "" for the defaults); "" for ext4 and xfs. */
+ * "auto_inval_data"; "" for the defaults); "" for ext4 and xfs. */
 void dt_config_fusefs(const struct dt_config *c, char *buf, size_t n);
 /* The name of the guest mount directory ("/mnt/ext4"). */
 const char *dt_config_mnt(const struct dt_config *c);

@@ -626,8 +626,8 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 }
 
 /* Whether the rangeshift-fusefs server of mount point mnt runs with
- * FUSE_AUTO_INVAL_DATA: 1 (libfuse's default), 0 (-o no_auto_inval_data,
- * the last of the two given wins, as in fuse_parse_conn_info_opts()), -1
+ * FUSE_AUTO_INVAL_DATA: 1 (-o auto_inval_data), 0 (the server's default,
+ * or -o no_auto_inval_data; the last of the two given wins), -1
  * when no such server is found among this system's processes (another
  * PID namespace, or not rangeshift-fusefs). Neither the mount's
  * /proc/mounts options nor RS_IOC_IDENT carry the option; the server's
@@ -656,7 +656,7 @@ static int fusefs_auto_inval(const char *mnt)
 		const char *a0 = strrchr(args, '/') ? strrchr(args, '/') + 1 : args;
 		if (strcmp(a0, "rangeshift-fusefs"))
 			continue;
-		int on = 1, has_mnt = 0;
+		int on = 0, has_mnt = 0;
 		for (const char *a = args + strlen(args) + 1, *prev = args; a < args + n;
 		     prev = a, a += strlen(a) + 1) {
 			if (!strcmp(a, mnt))

@@ -33,8 +33,17 @@ static void rs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct fs *fs = userdata;
 
-	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
-		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* No FUSE_CAP_AUTO_INVAL_DATA unless -o auto_inval_data (libfuse
+	 * asks for it by default).  With it every read asks for attributes
+	 * (fuse_cache_read_iter()) and a new mtime drops all of the file's
+	 * cached pages (fuse_change_attributes()); whether the mtime is new
+	 * depends on whether a clock tick fell between the kernel's
+	 * file_update_time() and this server's clock_gettime() of the same
+	 * change, so the page cache, and what a missing invalidation of the
+	 * kernel's own shows, would follow timing.  Every change this server
+	 * makes behind the kernel's back (the ioctls) invalidates
+	 * explicitly (ranges.c), so the net catches nothing else. */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	/* libfuse's connection options (-o max_write=, splice_read, ...);
 	 * the two that would change semantics are refused by configure(). */
 	if (fs->conn_opts)
@@ -137,7 +146,8 @@ static void usage(const char *prog)
 	       "\n"
 	       "libfuse connection options: max_write=N, max_readahead=N, max_background=N,\n"
 	       "congestion_threshold=N, sync_read, async_read, [no_]splice_read,\n"
-	       "[no_]splice_write, [no_]splice_move, [no_]auto_inval_data, [no_]async_dio,\n"
+	       "[no_]splice_write, [no_]splice_move, [no_]auto_inval_data (default: no),\n"
+	       "[no_]async_dio,\n"
 	       "readdirplus=yes|no|auto, time_gran=N.  writeback_cache and atomic_o_trunc\n"
 	       "are refused (README: caching).\n"
 	       "    -o strict                  intended semantics: none of the kernel errata\n"

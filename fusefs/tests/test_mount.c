@@ -62,6 +62,12 @@ static int mount_nokeep(void **state)
 	return mnt_start(&the_mnt, "keep_cache=0");
 }
 
+static int mount_autoinval(void **state)
+{
+	*state = &the_mnt;
+	return mnt_start(&the_mnt, "auto_inval_data");
+}
+
 static int mount_allow_other(void **state)
 {
 	*state = &the_mnt;
@@ -775,6 +781,49 @@ static void test_keep_cache(void **state)
 	expect_blocks(f, "0B00E000");
 }
 
+/* FUSE_AUTO_INVAL_DATA: off by default, so the cached pages of a file
+ * survive a write and the GETATTR after it; with -o auto_inval_data the
+ * new mtime that GETATTR brings drops them (fuse_change_attributes()).
+ * The host's clocks tell the kernel's mtime of the write from the
+ * server's. */
+static void check_auto_inval(int on)
+{
+	unsigned char blk[BS];
+	const char *f = P("ai");
+	struct stat st;
+	int fd, i;
+
+	fd = open(f, O_RDWR | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < 4; i++) {
+		fill_block(blk, 'A' + i);
+		pwrite_all(fd, blk, BS, (off_t)i * BS);
+	}
+	close(fd);
+	read_through(f);
+	assert_int_equal(cached_blocks(f, 4), 4);
+	fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	fill_block(blk, 'Z');
+	pwrite_all(fd, blk, BS, 0);
+	assert_int_equal(fstat(fd, &st), 0);	/* a write invalidated the attributes */
+	close(fd);
+	assert_int_equal(cached_blocks(f, 4), on ? 0 : 4);
+	expect_blocks(f, "ZBCD");
+}
+
+static void test_auto_inval_off(void **state)
+{
+	(void)state;
+	check_auto_inval(0);
+}
+
+static void test_auto_inval_on(void **state)
+{
+	(void)state;
+	check_auto_inval(1);
+}
+
 /* keep_cache=0: open(2) drops the cached pages (fuse_finish_open()). */
 static void test_keep_cache_off(void **state)
 {
@@ -1282,6 +1331,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mmap_coherence, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_keep_cache, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_keep_cache_off, mount_nokeep, unmount),
+		cmocka_unit_test_setup_teardown(test_auto_inval_off, mount_default, unmount),
+		cmocka_unit_test_setup_teardown(test_auto_inval_on, mount_autoinval, unmount),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_concurrent_shifts, mount_default, unmount),
 		cmocka_unit_test_setup_teardown(test_enospc, mount_small, unmount),
