@@ -691,6 +691,22 @@ static void expect_blocks(const char *path, const char *want)
 	close(fd);
 }
 
+/* Create path with n blocks lettered 'A', 'B', ... (one letter per
+ * block), close it. */
+static void make_lettered(const char *path, int n)
+{
+	unsigned char blk[BS];
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
+	int i;
+
+	assert_true(fd >= 0);
+	for (i = 0; i < n; i++) {
+		fill_block(blk, 'A' + i);
+		pwrite_all(fd, blk, BS, (off_t)i * BS);
+	}
+	close(fd);
+}
+
 /* Open path and read it through, so its pages are cached; close it. */
 static void read_through(const char *path)
 {
@@ -710,19 +726,12 @@ static void read_through(const char *path)
  * the kernel, truncate. */
 static void test_keep_cache(void **state)
 {
-	unsigned char blk[BS];
 	unsigned char *p;
 	const char *f = P("k");
-	int fd, i;
+	int fd;
 
 	(void)state;
-	fd = open(f, O_RDWR | O_CREAT, 0644);
-	assert_true(fd >= 0);
-	for (i = 0; i < 8; i++) {
-		fill_block(blk, 'A' + i);
-		pwrite_all(fd, blk, BS, (off_t)i * BS);
-	}
-	close(fd);
+	make_lettered(f, 8);
 	read_through(f);
 	/* the pages outlive the open that read them */
 	assert_int_equal(cached_blocks(f, 8), 8);
@@ -791,15 +800,9 @@ static void check_auto_inval(int on)
 	unsigned char blk[BS];
 	const char *f = P("ai");
 	struct stat st;
-	int fd, i;
+	int fd;
 
-	fd = open(f, O_RDWR | O_CREAT, 0644);
-	assert_true(fd >= 0);
-	for (i = 0; i < 4; i++) {
-		fill_block(blk, 'A' + i);
-		pwrite_all(fd, blk, BS, (off_t)i * BS);
-	}
-	close(fd);
+	make_lettered(f, 4);
 	read_through(f);
 	assert_int_equal(cached_blocks(f, 4), 4);
 	fd = open(f, O_RDWR);
@@ -827,19 +830,11 @@ static void test_auto_inval_on(void **state)
 /* keep_cache=0: open(2) drops the cached pages (fuse_finish_open()). */
 static void test_keep_cache_off(void **state)
 {
-	unsigned char blk[BS];
 	const char *f = P("k");
 	struct mnt bad;
-	int fd, i;
 
 	(void)state;
-	fd = open(f, O_RDWR | O_CREAT, 0644);
-	assert_true(fd >= 0);
-	for (i = 0; i < 4; i++) {
-		fill_block(blk, 'A' + i);
-		pwrite_all(fd, blk, BS, (off_t)i * BS);
-	}
-	close(fd);
+	make_lettered(f, 4);
 	read_through(f);
 	assert_int_equal(cached_blocks(f, 4), 0);
 	expect_blocks(f, "ABCD");
