@@ -625,6 +625,22 @@ static int fill_fs(struct dt_target *t, char *err, size_t errn)
 	return 0;
 }
 
+/* The last of auto_inval_data / no_auto_inval_data in the -o list opts
+ * sets *on; other options leave it. */
+static void auto_inval_opt(const char *opts, int *on)
+{
+	for (const char *o = opts; *o;) {
+		size_t l = strcspn(o, ",");
+		if (l == 18 && !strncmp(o, "no_auto_inval_data", l))
+			*on = 0;
+		else if (l == 15 && !strncmp(o, "auto_inval_data", l))
+			*on = 1;
+		o += l;
+		if (*o == ',')
+			o++;
+	}
+}
+
 /* Whether the rangeshift-fusefs server of mount point mnt runs with
  * FUSE_AUTO_INVAL_DATA: 1 (-o auto_inval_data), 0 (the server's default,
  * or -o no_auto_inval_data; the last of the two given wins), -1
@@ -661,14 +677,10 @@ static int fusefs_auto_inval(const char *mnt)
 		     prev = a, a += strlen(a) + 1) {
 			if (!strcmp(a, mnt))
 				has_mnt = 1;
-			const char *o = !strcmp(prev, "-o") ? a : !strncmp(a, "-o", 2) && a[2] ? a + 2 : NULL;
-			for (; o && *o; o = strchr(o, ',') ? strchr(o, ',') + 1 : "") {
-				size_t l = strcspn(o, ",");
-				if (l == 18 && !strncmp(o, "no_auto_inval_data", l))
-					on = 0;
-				else if (l == 15 && !strncmp(o, "auto_inval_data", l))
-					on = 1;
-			}
+			else if (!strcmp(prev, "-o"))
+				auto_inval_opt(a, &on);
+			else if (!strncmp(a, "-o", 2))
+				auto_inval_opt(a + 2, &on);
 		}
 		if (has_mnt)
 			found = on;
